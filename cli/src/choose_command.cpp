@@ -1,0 +1,127 @@
+// `tunelock choose`: one pinned decision, offline, from the tables given on
+// the command line only (no environment, no installed tables), so the
+// answer depends on nothing but the arguments.
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "tunelock/candidates.hpp"
+#include "tunelock/error.hpp"
+#include "tunelock/files.hpp"
+#include "tunelock/log.hpp"
+#include "tunelock/selection.hpp"
+#include "tunelock/table_format.hpp"
+#include "tunelock/table_search.hpp"
+
+namespace tunelock::cli {
+namespace {
+
+struct ChooseOptions {
+  std::string candidates;
+  std::string kernel;
+  std::string key;
+  std::vector<std::string> tables;
+  std::string arch;
+  std::string on_miss = "min_cost";
+  std::vector<std::string> blocks;
+  bool chaos = false;
+  std::int64_t rank = 0;
+  bool rank_given = false;
+  bool json = false;
+};
+
+// The arch to decide for: --arch, else the arch of the first table file
+// named directly. Directories alone cannot tell, so they need --arch.
+std::string resolve_arch(const ChooseOptions& options) {
+  if (!options.arch.empty()) {
+    check_arch_name(options.arch, "--arch");
+    return options.arch;
+  }
+  for (const std::string& path : options.tables) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      throw Error("--table " + path + " is a directory: give --arch so tunelock knows which "
+                  "<arch>.tlb/<arch>.json to look for");
+    }
+    return std::string(load_table_file(path)->arch());
+  }
+  return "unknown";
+}
+
+std::vector<BlockSize> block_sizes_from(const std::vector<std::string>& flags) {
+  Policy policy;  // validate() checks names, values and duplicates
+  for (const std::string& flag : flags) {
+    auto parsed = parse_block_sizes(flag, "--block");
+    policy.block_sizes.insert(policy.block_sizes.end(), parsed.begin(), parsed.end());
+  }
+  policy.validate();
+  return policy.block_sizes;
+}
+
+int choose(const ChooseOptions& options, Streams& streams) {
+  const CandidateManifest manifest =
+      candidates_from_json(read_file(options.candidates), options.candidates);
+  const std::vector<Config>& candidates = manifest.find(options.kernel, options.candidates).configs;
+  const std::string arch = resolve_arch(options);
+  const std::vector<BlockSize> block_sizes = block_sizes_from(options.blocks);
+
+  const KernelId kernel = KernelId::parse(options.kernel);
+  Choice choice;
+  if (options.chaos) {
+    if (!options.rank_given) throw Error("--chaos needs --rank N (this rank's number, N >= 0)");
+    if (options.rank < 0) throw Error("--rank " + std::to_string(options.rank) + ": a rank is 0 or more");
+    choice = chaos_choice(kernel, options.key, candidates, static_cast<std::uint64_t>(options.rank));
+  } else {
+    std::unique_ptr<Table> table = load_table_for_arch(arch, options.tables, false);
+    if (!table && !options.tables.empty())
+      logger().warn("no table for {} among the --table arguments", arch);
+    SelectionRules rules{arch, table.get(), block_sizes,
+                         options.on_miss == "error" ? OnMiss::error : OnMiss::min_cost};
+    choice = deterministic_choice(kernel, options.key, candidates, rules);
+  }
+
+  const std::string chosen = signature(candidates[choice.index]);
+  if (options.json) {
+    nlohmann::ordered_json out = {{"index", choice.index},
+                          {"signature", chosen},
+                          {"reason", std::string(to_string(choice.reason))}};
+    streams.out << out.dump() << "\n";
+  } else {
+    streams.out << options.kernel << " [" << options.key << "] on " << arch << ": candidate "
+                << choice.index << " " << chosen << " (" << to_string(choice.reason) << ")\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_choose_command(CLI::App& app) {
+  auto options = std::make_shared<ChooseOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "choose", "Decide one kernel call's config without a clock: table, block sizes, on_miss");
+  cmd->add_option("--candidates", options->candidates,
+                  "Candidate file: {\"configs\": [...]} or a candidate manifest")
+      ->required();
+  cmd->add_option("--kernel", options->kernel, "Qualified kernel name (module.name)")->required();
+  cmd->add_option("--key", options->key, "Tuning key, e.g. 'M=4096|torch.bfloat16'")->required();
+  cmd->add_option("--table", options->tables,
+                  "Table file, or directory searched for <arch>.tlb/<arch>.json (repeatable)");
+  cmd->add_option("--arch", options->arch, "Architecture tag, e.g. sm90 (default: the table's)");
+  cmd->add_option("--on-miss", options->on_miss, "What a miss does")
+      ->check(CLI::IsMember({"min_cost", "error"}));
+  cmd->add_option("--block", options->blocks, "Block-size override NAME=INT (repeatable)");
+  cmd->add_flag("--chaos", options->chaos, "Positive control: a deliberately rank-dependent pick");
+  cmd->add_option_function<std::int64_t>(
+      "--rank",
+      [options](std::int64_t rank) {
+        options->rank = rank;
+        options->rank_given = true;
+      },
+      "This rank's number, for --chaos");
+  cmd->add_flag("--json", options->json,
+                "Print {\"index\", \"signature\", \"reason\"} as one JSON object");
+  return {cmd, [options](Streams& streams) { return choose(*options, streams); }};
+}
+
+}  // namespace tunelock::cli

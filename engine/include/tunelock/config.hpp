@@ -1,0 +1,62 @@
+// A kernel configuration as data: named integer parameters plus launch
+// options. Its signature is the stable text every rank and platform agrees
+// on; its cost is the static estimate the timing-free fallback ranks by.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tunelock {
+
+struct Param {
+  std::string name;
+  std::int64_t value = 0;
+
+  friend bool operator==(const Param&, const Param&) = default;
+};
+
+// REQUIRES: `params` sorted by name with unique names. Build configs with
+// make_config() (or sort_params()) to keep that invariant; equality and
+// signatures rely on it.
+struct Config {
+  std::vector<Param> params;
+  int num_warps = 4;   // Triton's default
+  int num_stages = 3;  // Triton's default
+  int num_ctas = 1;
+  std::optional<int> maxnreg;
+
+  // The value of parameter `name`, if the config has it.
+  std::optional<std::int64_t> param(std::string_view name) const;
+
+  friend bool operator==(const Config&, const Config&) = default;
+};
+
+// Sorts by name; throws Error naming the duplicate when a name repeats.
+void sort_params(std::vector<Param>& params);
+
+Config make_config(std::vector<Param> params, int num_warps = 4, int num_stages = 3,
+                   int num_ctas = 1, std::optional<int> maxnreg = std::nullopt);
+
+// `BLOCK_M=128,BLOCK_N=64;warps=4;stages=3` then `;ctas=N` when num_ctas != 1
+// and `;maxnreg=N` when set. Two configs that differ anywhere differ here.
+std::string signature(const Config& config);
+
+// Static shared-memory proxy, lower is cheaper. Compared lexicographically:
+// block cost first, then warps. Not a speed model.
+struct Cost {
+  std::int64_t block = 0;  // product of BLOCK* params x max(num_stages, 1), saturating
+  std::int64_t warps = 0;  // max(num_warps, 1)
+
+  friend auto operator<=>(const Cost&, const Cost&) = default;
+};
+
+Cost estimate_cost(const Config& config);
+
+// True for parameter names the cost and block-size overrides look at.
+bool is_block_param(std::string_view name);
+
+}  // namespace tunelock

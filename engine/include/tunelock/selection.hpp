@@ -1,0 +1,73 @@
+// Choosing one config without measuring anything. Every rule here is a pure
+// function of the candidate list, the call signature, the policy's rules and
+// the table, so every rank and every run computes the same answer.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "tunelock/config.hpp"
+#include "tunelock/kernel_id.hpp"
+#include "tunelock/notices.hpp"
+#include "tunelock/policy.hpp"
+#include "tunelock/table.hpp"
+
+namespace tunelock {
+
+enum class Reason {
+  table,           // exact key entry in the table
+  table_wildcard,  // the table's "*" entry for the kernel ("table*")
+  block_sizes,     // explicit block-size overrides
+  min_cost,        // cheapest candidate (on_miss = min_cost)
+  chaos,           // chaos positive control
+};
+
+std::string_view to_string(Reason reason);
+
+struct Choice {
+  std::size_t index = 0;  // into the candidate list
+  Reason reason = Reason::min_cost;
+
+  friend bool operator==(const Choice&, const Choice&) = default;
+};
+
+// The rules a pinned choice follows, taken from the policy plus the table
+// for the running arch.
+struct SelectionRules {
+  std::string_view arch;                   // for messages
+  const Table* table = nullptr;            // the arch's table, if any
+  std::span<const BlockSize> block_sizes;  // explicit overrides
+  OnMiss on_miss = OnMiss::min_cost;
+  Notices* notices = nullptr;              // once-per-policy warnings; null = process-wide
+};
+
+// Index of the first candidate whose params match every override; a
+// candidate lacking a named param does not match. No overrides: nullopt.
+std::optional<std::size_t> match_block_sizes(std::span<const Config> candidates,
+                                             std::span<const BlockSize> block_sizes);
+
+// Index of the cheapest candidate; ties go to the earlier one.
+// REQUIRES: !candidates.empty()
+std::size_t cheapest(std::span<const Config> candidates);
+
+// The table entry, then block-size overrides, then on_miss. The table is
+// tried for the qualified name then the bare name, each with the exact key
+// then "*"; an entry that matches no live candidate is skipped. Throws
+// TableMissError (on_miss = error) or Error (no candidates).
+Choice deterministic_choice(const KernelId& kernel, std::string_view key,
+                            std::span<const Config> candidates, const SelectionRules& rules);
+
+// (XXH3-64 of "qualified|key" + rank) mod n: stable for a rank, different
+// for neighbouring ranks whenever there are two or more candidates.
+Choice chaos_choice(const KernelId& kernel, std::string_view key,
+                    std::span<const Config> candidates, std::uint64_t rank);
+
+// Reducing a list at registration, for kernels with no call-time
+// interception: under a pinned policy the list shrinks to the block-size
+// match or the cheapest; otherwise it is returned unchanged.
+std::vector<Config> autotune_configs(std::vector<Config> configs, const Policy& policy);
+
+}  // namespace tunelock

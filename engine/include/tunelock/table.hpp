@@ -1,0 +1,111 @@
+// A tuned table: one architecture's recorded winners, `kernel -> key (or
+// "*") -> config`, plus where they came from. The interface lets a table be
+// backed by parsed JSON or, in place, by a binary file: lookups never need a
+// copy of the whole table.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tunelock/config.hpp"
+
+namespace tunelock {
+
+// The key a table uses for "any shape of this kernel".
+inline constexpr std::string_view kWildcardKey = "*";
+
+// Where a table came from, so a stale one can be noticed. Recording time is
+// taken from the recordings, never from the clock of the tool writing it.
+struct Provenance {
+  std::string source;          // free text, e.g. "96-GPU recording, majority vote"
+  std::string tool_version;    // tunelock version that wrote it
+  std::string device_name;
+  std::int64_t sm_count = 0;   // 0 = unknown
+  std::string driver_version;
+  std::string cuda_version;
+  std::string recorded_at;
+  std::string triton;          // Megatron's field, kept as read
+  std::map<std::string, std::string> packages;  // Megatron's field, kept as read
+
+  friend bool operator==(const Provenance&, const Provenance&) = default;
+};
+
+// A recorded config. An entry matches a live candidate with the same params,
+// warps and stages, and ctas/maxnreg only where the entry names them.
+struct TableEntry {
+  Config config;
+  bool names_ctas = false;  // maxnreg is named exactly when config.maxnreg is set
+
+  bool matches(const Config& candidate) const;
+  friend bool operator==(const TableEntry&, const TableEntry&) = default;
+};
+
+// Result of asking a table about one (kernel, key) against live candidates.
+struct EntryMatch {
+  bool present = false;               // the table has an entry for it
+  std::optional<std::size_t> index;   // the candidate it names; empty when stale
+
+  bool stale() const { return present && !index; }
+};
+
+class Table {
+ public:
+  virtual ~Table() = default;
+
+  virtual std::string_view arch() const = 0;
+  virtual const Provenance& provenance() const = 0;
+
+  // The entry stored under exactly this kernel name and key (no fallback).
+  virtual std::optional<TableEntry> entry(std::string_view kernel, std::string_view key) const = 0;
+
+  // The first candidate the exact entry matches. This is the hot path of a
+  // pinned choice: implementations compare in place, without copying configs.
+  virtual EntryMatch match(std::string_view kernel, std::string_view key,
+                           std::span<const Config> candidates) const = 0;
+
+  // Kernel names and each kernel's keys, sorted, for tools that walk a table.
+  virtual std::vector<std::string> kernels() const = 0;
+  virtual std::vector<std::string> keys(std::string_view kernel) const = 0;
+
+  std::size_t entry_count() const;
+};
+
+// A table held in memory: what the JSON loader builds and what merge fills.
+class InMemoryTable final : public Table {
+ public:
+  explicit InMemoryTable(std::string arch, Provenance provenance = {});
+
+  void set(std::string kernel, std::string key, TableEntry entry);
+
+  std::string_view arch() const override { return arch_; }
+  const Provenance& provenance() const override { return provenance_; }
+  std::optional<TableEntry> entry(std::string_view kernel, std::string_view key) const override;
+  EntryMatch match(std::string_view kernel, std::string_view key,
+                   std::span<const Config> candidates) const override;
+  std::vector<std::string> kernels() const override;
+  std::vector<std::string> keys(std::string_view kernel) const override;
+
+ private:
+  // Transparent hashing lets lookups take string_view without allocating.
+  struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  template <typename V>
+  using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
+  const TableEntry* find(std::string_view kernel, std::string_view key) const;
+
+  std::string arch_;
+  Provenance provenance_;
+  StringMap<StringMap<TableEntry>> kernels_;
+};
+
+}  // namespace tunelock

@@ -1,0 +1,18 @@
+// Tables in Megatron's JSON layout:
+//   {"arch": "sm90", "source": "...", "packages": {}, "triton": "",
+//    "kernels": {kernel: {key: config}}}
+// so tables recorded by Megatron load as they are.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "tunelock/table.hpp"
+
+namespace tunelock {
+
+// Throws Error("<origin>: <json path>: <problem>") on anything malformed.
+std::unique_ptr<InMemoryTable> table_from_json(std::string_view text, const std::string& origin);
+
+}  // namespace tunelock

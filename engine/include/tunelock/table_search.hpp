@@ -1,0 +1,35 @@
+// Finding and loading the table for an architecture: `<arch>.tlb`, then
+// `<arch>.json`, in each directory of the table path in order, then in the
+// installed share/tunelock/tables. The first file found is the table.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "tunelock/table.hpp"
+
+namespace tunelock {
+
+// Where the installed tables live (empty when the build has none).
+std::filesystem::path installed_tables_dir();
+
+// `<dir>/<arch>.tlb`, else `<dir>/<arch>.json`, when one exists.
+std::optional<std::filesystem::path> table_file_in(const std::filesystem::path& dir,
+                                                   std::string_view arch);
+
+// Loads a table file by extension (.json; .tlb is the binary form).
+std::unique_ptr<Table> load_table_file(const std::filesystem::path& path);
+
+// The arch's table along `search_path`, or null when there is none. Each
+// entry is a directory (searched with table_file_in) or a table file named
+// directly; a file holding another arch's table is skipped with a warning,
+// since a table never applies to another architecture.
+std::unique_ptr<Table> load_table_for_arch(std::string_view arch,
+                                           std::span<const std::string> search_path,
+                                           bool include_installed);
+
+}  // namespace tunelock

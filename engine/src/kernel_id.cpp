@@ -1,0 +1,28 @@
+#include "tunelock/kernel_id.hpp"
+
+#include <algorithm>
+
+namespace tunelock {
+
+std::string KernelId::qualified() const {
+  if (module.empty()) return name;
+  return module + "." + name;
+}
+
+KernelId KernelId::parse(std::string_view qualified) {
+  const auto dot = qualified.rfind('.');
+  if (dot == std::string_view::npos) return KernelId{"", std::string(qualified)};
+  return KernelId{std::string(qualified.substr(0, dot)), std::string(qualified.substr(dot + 1))};
+}
+
+bool module_covers(std::string_view scope, std::string_view module) {
+  if (!module.starts_with(scope)) return false;
+  return module.size() == scope.size() || module[scope.size()] == '.';
+}
+
+bool any_module_covers(std::span<const std::string> scopes, std::string_view module) {
+  return std::any_of(scopes.begin(), scopes.end(),
+                     [&](const std::string& scope) { return module_covers(scope, module); });
+}
+
+}  // namespace tunelock

@@ -1,0 +1,261 @@
+#include "tunelock/policy_sources.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+#include "tunelock/error.hpp"
+#include "tunelock/log.hpp"
+
+extern char** environ;
+
+namespace tunelock {
+namespace {
+
+constexpr std::string_view kPrefix = "TUNELOCK_";
+constexpr std::string_view kMegatronPrefix = "MCORE_AUTOTUNE_";
+constexpr std::string_view kTritonBlockPrefix = "TRITON_AUTOTUNE_";
+
+// TUNELOCK_* variables that belong to other parts (rendezvous, logs), not
+// to the policy, so they are not "unknown".
+constexpr std::array<std::string_view, 5> kNonPolicyVariables{
+    "MASTER_ADDR", "MASTER_PORT", "JOB_TOKEN", "CHOICE_LOG", "LOG_LEVEL"};
+
+std::string trim(std::string_view text) {
+  auto begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string_view::npos) return {};
+  auto end = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(begin, end - begin + 1));
+}
+
+[[noreturn]] void invalid(const std::string& origin, std::string_view value,
+                          std::string_view allowed) {
+  throw Error(origin + ": invalid value '" + std::string(value) + "'; allowed: " +
+              std::string(allowed));
+}
+
+bool parse_bool(std::string_view raw, const std::string& origin) {
+  std::string value = trim(raw);
+  std::transform(value.begin(), value.end(), value.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (value == "1" || value == "true" || value == "yes" || value == "on") return true;
+  if (value == "0" || value == "false" || value == "no" || value == "off") return false;
+  invalid(origin, raw, "1, 0, true, false, yes, no, on, off (any case)");
+}
+
+std::int64_t parse_int(std::string_view raw, const std::string& origin, std::string_view allowed) {
+  const std::string value = trim(raw);
+  std::int64_t out = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (value.empty() || ec != std::errc{} || end != value.data() + value.size())
+    invalid(origin, raw, allowed);
+  return out;
+}
+
+int parse_count(std::string_view raw, const std::string& origin) {
+  constexpr std::string_view allowed = "0 (off) or a positive integer";
+  const std::int64_t value = parse_int(raw, origin, allowed);
+  if (value < 0 || value > std::numeric_limits<int>::max()) invalid(origin, raw, allowed);
+  return static_cast<int>(value);
+}
+
+double parse_seconds(std::string_view raw, const std::string& origin) {
+  constexpr std::string_view allowed = "a positive number of seconds";
+  const std::string value = trim(raw);
+  char* end = nullptr;
+  const double out = std::strtod(value.c_str(), &end);
+  if (value.empty() || end != value.c_str() + value.size() || !(out > 0) || out > 1e9)
+    invalid(origin, raw, allowed);
+  return out;
+}
+
+std::vector<std::string> split(std::string_view text, char separator) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(separator, start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string item = trim(text.substr(start, end - start));
+    if (!item.empty()) out.push_back(std::move(item));
+    start = end + 1;
+  }
+  return out;
+}
+
+Mode parse_mode(std::string_view raw, const std::string& origin) {
+  const std::string value = trim(raw);
+  if (value == "auto") return Mode::automatic;
+  if (value == "pinned") return Mode::pinned;
+  if (value == "record") return Mode::record;
+  invalid(origin, raw, "auto, pinned, record");
+}
+
+OnMiss parse_on_miss(std::string_view raw, const std::string& origin) {
+  const std::string value = trim(raw);
+  if (value == "min_cost") return OnMiss::min_cost;
+  if (value == "error") return OnMiss::error;
+  invalid(origin, raw, "min_cost, error");
+}
+
+BlockSize parse_block_size(std::string_view name, std::string_view value,
+                           const std::string& origin) {
+  constexpr std::string_view allowed = "a positive integer";
+  const std::int64_t size = parse_int(value, origin, allowed);
+  if (size <= 0) invalid(origin, value, allowed);
+  return BlockSize{std::string(name), size};
+}
+
+// One settable field: its key/value name, its environment suffix, and how a
+// text value lands in the policy. Every source goes through this table.
+struct Field {
+  std::string_view key;
+  std::string_view env;  // after TUNELOCK_ / MCORE_AUTOTUNE_; empty = no variable
+  void (*apply)(Policy&, std::string_view value, const std::string& origin);
+};
+
+constexpr std::array<Field, 13> kFields{{
+    {"mode", "MODE", [](Policy& p, std::string_view v, const std::string& o) { p.mode = parse_mode(v, o); }},
+    {"modules", "MODULES", [](Policy& p, std::string_view v, const std::string&) { p.modules = split(v, ','); }},
+    {"config_invariant", "CONFIG_INVARIANT", [](Policy& p, std::string_view v, const std::string&) { p.config_invariant = split(v, ','); }},
+    {"table_path", "TABLE_PATH", [](Policy& p, std::string_view v, const std::string&) { p.table_path = split(v, ':'); }},
+    {"record_path", "RECORD", [](Policy& p, std::string_view v, const std::string&) { p.record_path = trim(v); }},
+    {"on_miss", "ON_MISS", [](Policy& p, std::string_view v, const std::string& o) { p.on_miss = parse_on_miss(v, o); }},
+    {"block_sizes", "", [](Policy& p, std::string_view v, const std::string& o) { p.block_sizes = parse_block_sizes(v, o); }},
+    {"verify_every", "VERIFY", [](Policy& p, std::string_view v, const std::string& o) { p.verify_every = parse_count(v, o); }},
+    {"verify_strict", "VERIFY_STRICT", [](Policy& p, std::string_view v, const std::string& o) { p.verify_strict = parse_bool(v, o); }},
+    {"enumerate", "ENUMERATE", [](Policy& p, std::string_view v, const std::string& o) { p.enumerate = parse_bool(v, o); }},
+    {"chaos", "CHAOS", [](Policy& p, std::string_view v, const std::string& o) { p.chaos = parse_bool(v, o); }},
+    {"deterministic", "DETERMINISTIC", [](Policy& p, std::string_view v, const std::string& o) { p.deterministic = parse_bool(v, o); }},
+    {"verify_timeout_s", "VERIFY_TIMEOUT", [](Policy& p, std::string_view v, const std::string& o) { p.verify_timeout_s = parse_seconds(v, o); }},
+}};
+
+std::string known_keys() {
+  std::string out;
+  for (const Field& f : kFields) out += (out.empty() ? "" : ", ") + std::string(f.key);
+  return out;
+}
+
+// The non-empty value of `name`, if set.
+const std::string* lookup(const Environment& env, const std::string& name) {
+  auto it = env.find(name);
+  return it == env.end() || trim(it->second).empty() ? nullptr : &it->second;
+}
+
+bool is_known_suffix(std::string_view suffix) {
+  if (suffix.starts_with("BLOCK")) return true;
+  if (std::find(kNonPolicyVariables.begin(), kNonPolicyVariables.end(), suffix) !=
+      kNonPolicyVariables.end())
+    return true;
+  return std::any_of(kFields.begin(), kFields.end(),
+                     [&](const Field& f) { return !f.env.empty() && f.env == suffix; });
+}
+
+void reject_unknown_variables(const Environment& env) {
+  for (const auto& [name, value] : env) {
+    for (std::string_view prefix : {kPrefix, kMegatronPrefix}) {
+      std::string_view view = name;
+      if (!view.starts_with(prefix) || trim(value).empty()) continue;
+      if (!is_known_suffix(view.substr(prefix.size()))) {
+        std::string known;
+        for (const Field& f : kFields)
+          if (!f.env.empty()) known += (known.empty() ? "" : ", ") + std::string(prefix) + std::string(f.env);
+        throw Error(name + ": unknown variable; known: " + known + ", " + std::string(prefix) +
+                    "BLOCK*=<int>");
+      }
+    }
+  }
+}
+
+// Block sizes from every BLOCK* variable; the TUNELOCK_ spelling wins over
+// the Megatron one, which wins over Triton's.
+std::vector<BlockSize> block_sizes_from(const Environment& env) {
+  std::map<std::string, BlockSize, std::less<>> by_name;
+  for (std::string_view prefix : {kTritonBlockPrefix, kMegatronPrefix, kPrefix}) {
+    for (const auto& [name, value] : env) {
+      std::string_view view = name;
+      if (!view.starts_with(prefix) || trim(value).empty()) continue;
+      std::string_view block = view.substr(prefix.size());
+      if (!block.starts_with("BLOCK")) continue;
+      by_name.insert_or_assign(std::string(block), parse_block_size(block, value, name));
+    }
+  }
+  std::vector<BlockSize> out;
+  for (auto& [name, size] : by_name) out.push_back(std::move(size));
+  return out;
+}
+
+}  // namespace
+
+std::vector<BlockSize> parse_block_sizes(std::string_view text, const std::string& origin) {
+  std::vector<BlockSize> out;
+  for (const std::string& item : split(text, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      invalid(origin, text, "NAME=INT pairs such as BLOCK_M=64,BLOCK_N=32");
+    out.push_back(parse_block_size(trim(item.substr(0, eq)), item.substr(eq + 1), origin));
+  }
+  return out;
+}
+
+Environment process_environment() {
+  Environment env;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    std::string_view text = *entry;
+    const auto eq = text.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)));
+  }
+  return env;
+}
+
+Policy policy_from_environment(const Environment& env) {
+  reject_unknown_variables(env);
+  Policy policy;
+  for (const Field& field : kFields) {
+    if (field.env.empty()) continue;
+    for (std::string_view prefix : {kPrefix, kMegatronPrefix}) {
+      const std::string name = std::string(prefix) + std::string(field.env);
+      if (const std::string* value = lookup(env, name)) {
+        field.apply(policy, *value, name);
+        break;
+      }
+    }
+  }
+  policy.block_sizes = block_sizes_from(env);
+  policy.validate();
+  return policy;
+}
+
+Policy policy_from_key_values(const std::vector<std::pair<std::string, std::string>>& pairs,
+                              Policy base) {
+  for (const auto& [key, value] : pairs) {
+    auto field = std::find_if(kFields.begin(), kFields.end(),
+                              [&](const Field& f) { return f.key == key; });
+    if (field == kFields.end())
+      throw Error(key + ": unknown policy key; known: " + known_keys());
+    field->apply(base, value, key);
+  }
+  base.validate();
+  return base;
+}
+
+std::vector<std::string_view> policy_keys() {
+  std::vector<std::string_view> out;
+  for (const Field& f : kFields) out.push_back(f.key);
+  return out;
+}
+
+bool warn_if_mamba_env_ignored(const Environment& env, const Policy& policy, Notices& notices) {
+  const std::string* value = lookup(env, "MAMBA_DETERMINISTIC");
+  if (!value || policy.effective_mode() == Mode::pinned) return false;
+  if (!notices.first("MAMBA_DETERMINISTIC")) return false;
+  logger().warn(
+      "MAMBA_DETERMINISTIC={} is set, but it does not pin these kernels: only the tunelock policy "
+      "does. Set TUNELOCK_MODE=pinned (or TUNELOCK_DETERMINISTIC=1) for timing-free choices",
+      *value);
+  return true;
+}
+
+}  // namespace tunelock

@@ -1,0 +1,128 @@
+#include "tunelock/selection.hpp"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <array>
+
+#include "tunelock/error.hpp"
+#include "tunelock/log.hpp"
+
+namespace tunelock {
+namespace {
+
+Notices& notices_of(const SelectionRules& rules) {
+  return rules.notices ? *rules.notices : process_notices();
+}
+
+void no_candidates(const std::string& qualified) {
+  throw Error("kernel '" + qualified + "' has no candidate configs to choose from");
+}
+
+// The table rule: qualified name before bare name, exact key before "*".
+// A present entry naming no live candidate is stale: skipped, noted once.
+std::optional<Choice> choose_from_table(const KernelId& kernel, const std::string& qualified,
+                                        std::string_view key, std::span<const Config> candidates,
+                                        const SelectionRules& rules) {
+  const std::array<std::string_view, 2> names{qualified, kernel.name};
+  const std::size_t name_count = kernel.module.empty() ? 1 : 2;
+  const std::array<std::string_view, 2> keys{key, kWildcardKey};
+  const std::size_t key_count = key == kWildcardKey ? 1 : 2;
+  for (std::size_t n = 0; n < name_count; ++n) {
+    for (std::size_t k = 0; k < key_count; ++k) {
+      const EntryMatch found = rules.table->match(names[n], keys[k], candidates);
+      if (found.index) return Choice{*found.index, k == 0 ? Reason::table : Reason::table_wildcard};
+      if (found.stale() &&
+          notices_of(rules).first("stale|" + std::string(names[n]) + "|" + std::string(keys[k]))) {
+        logger().warn(
+            "table entry for kernel '{}' key '{}' on {} matches none of the {} live candidates; "
+            "skipped (re-record the table for the current kernels)",
+            names[n], keys[k], rules.arch, candidates.size());
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(Reason reason) {
+  switch (reason) {
+    case Reason::table: return "table";
+    case Reason::table_wildcard: return "table*";
+    case Reason::block_sizes: return "block_sizes";
+    case Reason::min_cost: return "min_cost";
+    case Reason::chaos: return "chaos";
+  }
+  return "unknown";
+}
+
+std::optional<std::size_t> match_block_sizes(std::span<const Config> candidates,
+                                             std::span<const BlockSize> block_sizes) {
+  if (block_sizes.empty()) return std::nullopt;  // no override asked for
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const bool all = std::all_of(block_sizes.begin(), block_sizes.end(), [&](const BlockSize& b) {
+      return candidates[i].param(b.name) == b.value;
+    });
+    if (all) return i;
+  }
+  return std::nullopt;
+}
+
+std::size_t cheapest(std::span<const Config> candidates) {
+  std::size_t best = 0;
+  Cost best_cost = estimate_cost(candidates[0]);
+  for (std::size_t i = 1; i < candidates.size(); ++i) {
+    const Cost cost = estimate_cost(candidates[i]);
+    if (cost < best_cost) {  // strict: ties keep the earlier candidate
+      best = i;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+Choice deterministic_choice(const KernelId& kernel, std::string_view key,
+                            std::span<const Config> candidates, const SelectionRules& rules) {
+  const std::string qualified = kernel.qualified();
+  if (candidates.empty()) no_candidates(qualified);
+
+  if (rules.table) {
+    if (auto chosen = choose_from_table(kernel, qualified, key, candidates, rules)) return *chosen;
+  }
+  if (auto index = match_block_sizes(candidates, rules.block_sizes))
+    return Choice{*index, Reason::block_sizes};
+  if (rules.on_miss == OnMiss::error) {
+    throw TableMissError(
+        "no tuned config for kernel '" + qualified + "' key '" + std::string(key) + "' on " +
+        std::string(rules.arch) +
+        " and on_miss is 'error'. Record a table (TUNELOCK_RECORD=<prefix>, then `tunelock "
+        "merge <prefix>.rank*.json -o <dir>/" + std::string(rules.arch) +
+        ".json`) and put its directory on TUNELOCK_TABLE_PATH, or set TUNELOCK_ON_MISS=min_cost");
+  }
+  if (notices_of(rules).first("untuned|" + std::string(rules.arch) + "|" + qualified)) {
+    logger().warn(
+        "no tuned config for kernel '{}' on {}; using the cheapest config, which is "
+        "deterministic but may be slower. Record a table to pin the fastest one",
+        qualified, rules.arch);
+  }
+  return Choice{cheapest(candidates), Reason::min_cost};
+}
+
+Choice chaos_choice(const KernelId& kernel, std::string_view key,
+                    std::span<const Config> candidates, std::uint64_t rank) {
+  const std::string qualified = kernel.qualified();
+  if (candidates.empty()) no_candidates(qualified);
+  const std::string text = qualified + "|" + std::string(key);
+  const std::uint64_t hash = XXH3_64bits(text.data(), text.size());
+  return Choice{static_cast<std::size_t>((hash + rank) % candidates.size()), Reason::chaos};
+}
+
+std::vector<Config> autotune_configs(std::vector<Config> configs, const Policy& policy) {
+  if (configs.empty() || policy.effective_mode() != Mode::pinned) return configs;
+  const auto matched = match_block_sizes(configs, policy.block_sizes);
+  const std::size_t chosen = matched ? *matched : cheapest(configs);
+  return {std::move(configs[chosen])};
+}
+
+}  // namespace tunelock

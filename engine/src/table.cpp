@@ -1,0 +1,70 @@
+#include "tunelock/table.hpp"
+
+#include <algorithm>
+
+namespace tunelock {
+
+bool TableEntry::matches(const Config& candidate) const {
+  if (config.params != candidate.params) return false;
+  if (config.num_warps != candidate.num_warps || config.num_stages != candidate.num_stages)
+    return false;
+  if (names_ctas && config.num_ctas != candidate.num_ctas) return false;
+  if (config.maxnreg && config.maxnreg != candidate.maxnreg) return false;
+  return true;
+}
+
+std::size_t Table::entry_count() const {
+  std::size_t count = 0;
+  for (const std::string& kernel : kernels()) count += keys(kernel).size();
+  return count;
+}
+
+InMemoryTable::InMemoryTable(std::string arch, Provenance provenance)
+    : arch_(std::move(arch)), provenance_(std::move(provenance)) {}
+
+void InMemoryTable::set(std::string kernel, std::string key, TableEntry entry) {
+  kernels_[std::move(kernel)].insert_or_assign(std::move(key), std::move(entry));
+}
+
+const TableEntry* InMemoryTable::find(std::string_view kernel, std::string_view key) const {
+  auto by_kernel = kernels_.find(kernel);
+  if (by_kernel == kernels_.end()) return nullptr;
+  auto by_key = by_kernel->second.find(key);
+  return by_key == by_kernel->second.end() ? nullptr : &by_key->second;
+}
+
+std::optional<TableEntry> InMemoryTable::entry(std::string_view kernel,
+                                               std::string_view key) const {
+  const TableEntry* found = find(kernel, key);
+  if (!found) return std::nullopt;
+  return *found;
+}
+
+EntryMatch InMemoryTable::match(std::string_view kernel, std::string_view key,
+                                std::span<const Config> candidates) const {
+  const TableEntry* found = find(kernel, key);
+  if (!found) return {};
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (found->matches(candidates[i])) return {true, i};
+  }
+  return {true, std::nullopt};
+}
+
+std::vector<std::string> InMemoryTable::kernels() const {
+  std::vector<std::string> names;
+  names.reserve(kernels_.size());
+  for (const auto& [name, keys] : kernels_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> InMemoryTable::keys(std::string_view kernel) const {
+  std::vector<std::string> out;
+  auto found = kernels_.find(kernel);
+  if (found == kernels_.end()) return out;
+  for (const auto& [key, entry] : found->second) out.push_back(key);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace tunelock

@@ -1,0 +1,81 @@
+#include "tunelock/table_json.hpp"
+
+#include "json_checks.hpp"
+#include "tunelock/error.hpp"
+#include "tunelock/json_config.hpp"
+#include "tunelock/table_format.hpp"
+
+namespace tunelock {
+namespace {
+
+using namespace json_checks;
+using nlohmann::json;
+
+// `prefix` is the path of `object` with its trailing separator ("t.json: "
+// at the root, "t.json: provenance." below it).
+std::string optional_string(const json& object, std::string_view field, const std::string& prefix) {
+  const json* value = find_member(object, field);
+  return value ? require_string(*value, prefix + std::string(field)) : std::string();
+}
+
+Provenance provenance_from(const json& root, const std::string& where) {
+  Provenance out;
+  out.source = optional_string(root, "source", where);
+  out.triton = optional_string(root, "triton", where);
+  if (const json* packages = find_member(root, "packages")) {
+    const std::string at = where + "packages";
+    for (const auto& [name, version] : require_object(*packages, at).items())
+      out.packages[name] = require_string(version, member_path(at, name));
+  }
+  if (const json* tool = find_member(root, "provenance")) {
+    const std::string at = where + "provenance";
+    require_object(*tool, at);
+    const std::string prefix = at + ".";
+    out.tool_version = optional_string(*tool, "tool_version", prefix);
+    out.device_name = optional_string(*tool, "device_name", prefix);
+    out.driver_version = optional_string(*tool, "driver_version", prefix);
+    out.cuda_version = optional_string(*tool, "cuda_version", prefix);
+    out.recorded_at = optional_string(*tool, "recorded_at", prefix);
+    if (const json* sm = find_member(*tool, "sm_count"))
+      out.sm_count = require_int(*sm, member_path(at, "sm_count"), 0);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<InMemoryTable> table_from_json(std::string_view text, const std::string& origin) {
+  const json root = parse_json(text, origin);
+  const std::string where = origin + ": ";
+  require_object(root, origin);
+  if (const json* version = find_member(root, "format_version")) {
+    const std::int64_t number = require_int(*version, where + "format_version", 1);
+    if (number > kTableFormatVersion) {
+      throw Error(where + "format_version " + std::to_string(number) +
+                  " is newer than this tunelock supports (" + std::to_string(kTableFormatVersion) +
+                  "); upgrade tunelock");
+    }
+  }
+  const json* arch = find_member(root, "arch");
+  if (!arch) throw Error(where + "arch: missing; a table names its architecture, e.g. \"sm90\"");
+  const std::string arch_name = require_string(*arch, where + "arch");
+  check_arch_name(arch_name, where + "arch");
+
+  const json* kernels = find_member(root, "kernels");
+  if (!kernels) throw Error(where + "kernels: missing; expected {kernel: {key: config}}");
+  require_object(*kernels, where + "kernels");
+
+  auto table = std::make_unique<InMemoryTable>(arch_name, provenance_from(root, where));
+  for (const auto& [kernel, keys] : kernels->items()) {
+    const std::string kernel_where = where + "kernels." + kernel;
+    if (kernel.empty()) throw Error(where + "kernels: empty kernel name");
+    require_object(keys, kernel_where);
+    for (const auto& [key, config] : keys.items()) {
+      if (key.empty()) throw Error(kernel_where + ": empty key");
+      table->set(kernel, key, table_entry_from_json(config, kernel_where + "[\"" + key + "\"]"));
+    }
+  }
+  return table;
+}
+
+}  // namespace tunelock

@@ -1,0 +1,60 @@
+#include "tunelock/table_search.hpp"
+
+#include "tunelock/error.hpp"
+#include "tunelock/files.hpp"
+#include "tunelock/log.hpp"
+#include "tunelock/table_json.hpp"
+
+namespace tunelock {
+
+namespace fs = std::filesystem;
+
+fs::path installed_tables_dir() {
+#ifdef TUNELOCK_INSTALLED_TABLES_DIR
+  return fs::path(TUNELOCK_INSTALLED_TABLES_DIR);
+#else
+  return {};
+#endif
+}
+
+std::optional<fs::path> table_file_in(const fs::path& dir, std::string_view arch) {
+  for (std::string_view extension : {".tlb", ".json"}) {
+    fs::path candidate = dir / (std::string(arch) + std::string(extension));
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec)) return candidate;
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<Table> load_table_file(const fs::path& path) {
+  const std::string extension = path.extension().string();
+  if (extension == ".tlb") {
+    throw Error(path.string() + ": binary tables (.tlb) are not supported by this build; "
+                "use the JSON form");
+  }
+  return table_from_json(read_file(path), path.string());
+}
+
+std::unique_ptr<Table> load_table_for_arch(std::string_view arch,
+                                           std::span<const std::string> search_path,
+                                           bool include_installed) {
+  std::vector<fs::path> entries(search_path.begin(), search_path.end());
+  if (include_installed && !installed_tables_dir().empty()) entries.push_back(installed_tables_dir());
+  for (const fs::path& entry : entries) {
+    std::error_code ec;
+    if (fs::is_directory(entry, ec)) {
+      if (auto file = table_file_in(entry, arch)) return load_table_file(*file);
+      continue;
+    }
+    if (!fs::exists(entry, ec)) {
+      logger().debug("table path entry {} does not exist", entry.string());
+      continue;
+    }
+    auto table = load_table_file(entry);
+    if (table->arch() == arch) return table;
+    logger().warn("{} holds a table for {}, not {}; not used", entry.string(), table->arch(), arch);
+  }
+  return nullptr;
+}
+
+}  // namespace tunelock

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The installed program's exit codes and streams, as a shell script sees them.
+set -uo pipefail
+tunelock=$1 examples=$2
+failures=0
+expect() {  # expect CODE DESCRIPTION -- COMMAND...
+  local want=$1 what=$2; shift 3
+  local out err code
+  out=$("$@" 2>/tmp/tunelock-exit-codes.$$) ; code=$?
+  err=$(cat /tmp/tunelock-exit-codes.$$)
+  if [[ $code != "$want" ]]; then
+    echo "FAIL: $what: exit $code, wanted $want (stderr: $err)"; failures=$((failures + 1))
+  else
+    echo "ok: $what (exit $code)"
+  fi
+}
+base=(choose --candidates "$examples/candidates.json" --kernel demo.ops.softmax --key 'N=1|f32')
+expect 0 "decision" -- "$tunelock" "${base[@]}" --json
+expect 3 "on_miss=error miss" -- "$tunelock" "${base[@]}" --on-miss error
+expect 2 "missing candidates file" -- "$tunelock" choose --candidates /nonexistent --kernel k --key x
+expect 2 "unknown flag" -- "$tunelock" choose --frobnicate
+expect 2 "invalid variable" -- env TUNELOCK_MODE=fast "$tunelock" policy
+expect 0 "help" -- "$tunelock" --help
+# stdout carries only the JSON object, even when a warning is logged.
+json=$("$tunelock" "${base[@]}" --json 2>/dev/null)
+if [[ $json != '{"index":1,"signature":"BLOCK_SIZE=1024;warps=8;stages=2","reason":"min_cost"}' ]]; then
+  echo "FAIL: stdout was: $json"; failures=$((failures + 1))
+fi
+rm -f /tmp/tunelock-exit-codes.$$
+exit $failures
