@@ -41,7 +41,8 @@ std::string resolve_arch(const ChooseOptions& options) {
   for (const std::string& path : options.tables) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
-      throw Error("--table " + path + " is a directory: give --arch so tunelock knows which "
+      throw Error("--table " + path +
+                  " is a directory: give --arch so tunelock knows which "
                   "<arch>.tlb/<arch>.json to look for");
     }
     return std::string(load_table_file(path)->arch());
@@ -70,8 +71,10 @@ int choose(const ChooseOptions& options, Streams& streams) {
   Choice choice;
   if (options.chaos) {
     if (!options.rank_given) throw Error("--chaos needs --rank N (this rank's number, N >= 0)");
-    if (options.rank < 0) throw Error("--rank " + std::to_string(options.rank) + ": a rank is 0 or more");
-    choice = chaos_choice(kernel, options.key, candidates, static_cast<std::uint64_t>(options.rank));
+    if (options.rank < 0)
+      throw Error("--rank " + std::to_string(options.rank) + ": a rank is 0 or more");
+    choice =
+        chaos_choice(kernel, options.key, candidates, static_cast<std::uint64_t>(options.rank));
   } else {
     std::unique_ptr<Table> table = load_table_for_arch(arch, options.tables, false);
     if (!table && !options.tables.empty())
@@ -84,8 +87,8 @@ int choose(const ChooseOptions& options, Streams& streams) {
   const std::string chosen = signature(candidates[choice.index]);
   if (options.json) {
     nlohmann::ordered_json out = {{"index", choice.index},
-                          {"signature", chosen},
-                          {"reason", std::string(to_string(choice.reason))}};
+                                  {"signature", chosen},
+                                  {"reason", std::string(to_string(choice.reason))}};
     streams.out << out.dump() << "\n";
   } else {
     streams.out << options.kernel << " [" << options.key << "] on " << arch << ": candidate "

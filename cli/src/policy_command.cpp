@@ -43,9 +43,11 @@ nlohmann::json policy_json(const Policy& policy) {
 
 void print_text(const Policy& policy, std::ostream& out) {
   std::vector<std::string> blocks;
-  for (const BlockSize& b : policy.block_sizes) blocks.push_back(b.name + "=" + std::to_string(b.value));
+  for (const BlockSize& b : policy.block_sizes)
+    blocks.push_back(b.name + "=" + std::to_string(b.value));
   out << "mode:             " << to_string(policy.effective_mode()) << "\n"
-      << "modules:          " << (policy.modules.empty() ? "(every kernel)" : join(policy.modules, ",")) << "\n"
+      << "modules:          "
+      << (policy.modules.empty() ? "(every kernel)" : join(policy.modules, ",")) << "\n"
       << "config_invariant: " << join(policy.config_invariant, ",") << "\n"
       << "table_path:       " << join(policy.table_path, ":") << "\n"
       << "record_path:      " << policy.record_path << "\n"

@@ -58,7 +58,8 @@ CandidateManifest candidates_from_json(std::string_view text, const std::string&
   }
   const json* kernels = find_member(root, "kernels");
   if (!kernels) {
-    throw Error(origin + ": expected {\"configs\": [...]} or {\"kernels\": {name: {\"key\": [...], "
+    throw Error(origin +
+                ": expected {\"configs\": [...]} or {\"kernels\": {name: {\"key\": [...], "
                 "\"configs\": [...]}}}");
   }
   const std::string where = origin + ": kernels";

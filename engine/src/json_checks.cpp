@@ -40,7 +40,8 @@ std::int64_t require_int(const nlohmann::json& value, const std::string& where, 
   if (!value.is_number_integer())
     throw Error(where + ": expected an integer, got " + describe(value));
   if (value.is_number_unsigned() &&
-      value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      value.get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
     throw Error(where + ": " + value.dump() + " is out of range");
   const std::int64_t number = value.get<std::int64_t>();
   if (number < min || number > max) {

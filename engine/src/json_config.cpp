@@ -23,8 +23,8 @@ int launch_option(const json& object, std::string_view field, const std::string&
 TableEntry table_entry_from_json(const json& value, const std::string& where) {
   require_object(value, where);
   for (const auto& [field, member] : value.items()) {
-    if (field != "kwargs" && field != "num_warps" && field != "num_stages" &&
-        field != "num_ctas" && field != "maxnreg") {
+    if (field != "kwargs" && field != "num_warps" && field != "num_stages" && field != "num_ctas" &&
+        field != "maxnreg") {
       throw Error(member_path(where, field) +
                   ": unknown config field; known: kwargs, num_warps, num_stages, num_ctas, "
                   "maxnreg");
@@ -39,7 +39,8 @@ TableEntry table_entry_from_json(const json& value, const std::string& where) {
       if (name.empty()) throw Error(kwargs_where + ": empty parameter name");
       // Block sizes are extents; anything else (flags, counts) may be any integer.
       const std::int64_t min = is_block_param(name) ? 1 : std::numeric_limits<std::int64_t>::min();
-      config.params.push_back(Param{name, require_int(number, member_path(kwargs_where, name), min)});
+      config.params.push_back(
+          Param{name, require_int(number, member_path(kwargs_where, name), min)});
     }
     sort_params(config.params);  // JSON objects cannot repeat keys after parsing
   }
@@ -48,7 +49,8 @@ TableEntry table_entry_from_json(const json& value, const std::string& where) {
   config.num_ctas = launch_option(value, "num_ctas", where, 1, config.num_ctas);
   entry.names_ctas = find_member(value, "num_ctas") != nullptr;
   if (const json* maxnreg = find_member(value, "maxnreg"); maxnreg && !maxnreg->is_null()) {
-    config.maxnreg = static_cast<int>(require_int(*maxnreg, member_path(where, "maxnreg"), 1, kIntMax));
+    config.maxnreg =
+        static_cast<int>(require_int(*maxnreg, member_path(where, "maxnreg"), 1, kIntMax));
   }
   return entry;
 }

@@ -10,9 +10,12 @@ namespace tunelock {
 
 std::string_view to_string(Mode mode) {
   switch (mode) {
-    case Mode::automatic: return "auto";
-    case Mode::pinned: return "pinned";
-    case Mode::record: return "record";
+    case Mode::automatic:
+      return "auto";
+    case Mode::pinned:
+      return "pinned";
+    case Mode::record:
+      return "record";
   }
   return "unknown";
 }

@@ -32,8 +32,8 @@ std::string trim(std::string_view text) {
 
 [[noreturn]] void invalid(const std::string& origin, std::string_view value,
                           std::string_view allowed) {
-  throw Error(origin + ": invalid value '" + std::string(value) + "'; allowed: " +
-              std::string(allowed));
+  throw Error(origin + ": invalid value '" + std::string(value) +
+              "'; allowed: " + std::string(allowed));
 }
 
 bool parse_bool(std::string_view raw, const std::string& origin) {
@@ -116,19 +116,42 @@ struct Field {
 };
 
 constexpr std::array<Field, 13> kFields{{
-    {"mode", "MODE", [](Policy& p, std::string_view v, const std::string& o) { p.mode = parse_mode(v, o); }},
-    {"modules", "MODULES", [](Policy& p, std::string_view v, const std::string&) { p.modules = split(v, ','); }},
-    {"config_invariant", "CONFIG_INVARIANT", [](Policy& p, std::string_view v, const std::string&) { p.config_invariant = split(v, ','); }},
-    {"table_path", "TABLE_PATH", [](Policy& p, std::string_view v, const std::string&) { p.table_path = split(v, ':'); }},
-    {"record_path", "RECORD", [](Policy& p, std::string_view v, const std::string&) { p.record_path = trim(v); }},
-    {"on_miss", "ON_MISS", [](Policy& p, std::string_view v, const std::string& o) { p.on_miss = parse_on_miss(v, o); }},
-    {"block_sizes", "", [](Policy& p, std::string_view v, const std::string& o) { p.block_sizes = parse_block_sizes(v, o); }},
-    {"verify_every", "VERIFY", [](Policy& p, std::string_view v, const std::string& o) { p.verify_every = parse_count(v, o); }},
-    {"verify_strict", "VERIFY_STRICT", [](Policy& p, std::string_view v, const std::string& o) { p.verify_strict = parse_bool(v, o); }},
-    {"enumerate", "ENUMERATE", [](Policy& p, std::string_view v, const std::string& o) { p.enumerate = parse_bool(v, o); }},
-    {"chaos", "CHAOS", [](Policy& p, std::string_view v, const std::string& o) { p.chaos = parse_bool(v, o); }},
-    {"deterministic", "DETERMINISTIC", [](Policy& p, std::string_view v, const std::string& o) { p.deterministic = parse_bool(v, o); }},
-    {"verify_timeout_s", "VERIFY_TIMEOUT", [](Policy& p, std::string_view v, const std::string& o) { p.verify_timeout_s = parse_seconds(v, o); }},
+    {"mode", "MODE",
+     [](Policy& p, std::string_view v, const std::string& o) { p.mode = parse_mode(v, o); }},
+    {"modules", "MODULES",
+     [](Policy& p, std::string_view v, const std::string&) { p.modules = split(v, ','); }},
+    {"config_invariant", "CONFIG_INVARIANT",
+     [](Policy& p, std::string_view v, const std::string&) { p.config_invariant = split(v, ','); }},
+    {"table_path", "TABLE_PATH",
+     [](Policy& p, std::string_view v, const std::string&) { p.table_path = split(v, ':'); }},
+    {"record_path", "RECORD",
+     [](Policy& p, std::string_view v, const std::string&) { p.record_path = trim(v); }},
+    {"on_miss", "ON_MISS",
+     [](Policy& p, std::string_view v, const std::string& o) { p.on_miss = parse_on_miss(v, o); }},
+    {"block_sizes", "",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.block_sizes = parse_block_sizes(v, o);
+     }},
+    {"verify_every", "VERIFY",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.verify_every = parse_count(v, o);
+     }},
+    {"verify_strict", "VERIFY_STRICT",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.verify_strict = parse_bool(v, o);
+     }},
+    {"enumerate", "ENUMERATE",
+     [](Policy& p, std::string_view v, const std::string& o) { p.enumerate = parse_bool(v, o); }},
+    {"chaos", "CHAOS",
+     [](Policy& p, std::string_view v, const std::string& o) { p.chaos = parse_bool(v, o); }},
+    {"deterministic", "DETERMINISTIC",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.deterministic = parse_bool(v, o);
+     }},
+    {"verify_timeout_s", "VERIFY_TIMEOUT",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.verify_timeout_s = parse_seconds(v, o);
+     }},
 }};
 
 std::string known_keys() {
@@ -160,7 +183,8 @@ void reject_unknown_variables(const Environment& env) {
       if (!is_known_suffix(view.substr(prefix.size()))) {
         std::string known;
         for (const Field& f : kFields)
-          if (!f.env.empty()) known += (known.empty() ? "" : ", ") + std::string(prefix) + std::string(f.env);
+          if (!f.env.empty())
+            known += (known.empty() ? "" : ", ") + std::string(prefix) + std::string(f.env);
         throw Error(name + ": unknown variable; known: " + known + ", " + std::string(prefix) +
                     "BLOCK*=<int>");
       }
@@ -231,10 +255,9 @@ Policy policy_from_environment(const Environment& env) {
 Policy policy_from_key_values(const std::vector<std::pair<std::string, std::string>>& pairs,
                               Policy base) {
   for (const auto& [key, value] : pairs) {
-    auto field = std::find_if(kFields.begin(), kFields.end(),
-                              [&](const Field& f) { return f.key == key; });
-    if (field == kFields.end())
-      throw Error(key + ": unknown policy key; known: " + known_keys());
+    auto field =
+        std::find_if(kFields.begin(), kFields.end(), [&](const Field& f) { return f.key == key; });
+    if (field == kFields.end()) throw Error(key + ": unknown policy key; known: " + known_keys());
     field->apply(base, value, key);
   }
   base.validate();

@@ -48,11 +48,16 @@ std::optional<Choice> choose_from_table(const KernelId& kernel, const std::strin
 
 std::string_view to_string(Reason reason) {
   switch (reason) {
-    case Reason::table: return "table";
-    case Reason::table_wildcard: return "table*";
-    case Reason::block_sizes: return "block_sizes";
-    case Reason::min_cost: return "min_cost";
-    case Reason::chaos: return "chaos";
+    case Reason::table:
+      return "table";
+    case Reason::table_wildcard:
+      return "table*";
+    case Reason::block_sizes:
+      return "block_sizes";
+    case Reason::min_cost:
+      return "min_cost";
+    case Reason::chaos:
+      return "chaos";
   }
   return "unknown";
 }
@@ -84,7 +89,12 @@ std::size_t cheapest(std::span<const Config> candidates) {
 
 Choice deterministic_choice(const KernelId& kernel, std::string_view key,
                             std::span<const Config> candidates, const SelectionRules& rules) {
-  const std::string qualified = kernel.qualified();
+  // Reused per thread: the qualified name usually outgrows the small-string
+  // buffer, and an allocation here would be a third of a table hit's cost.
+  thread_local std::string qualified;
+  qualified.assign(kernel.module);
+  if (!kernel.module.empty()) qualified += '.';
+  qualified += kernel.name;
   if (candidates.empty()) no_candidates(qualified);
 
   if (rules.table) {
@@ -97,7 +107,8 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
         "no tuned config for kernel '" + qualified + "' key '" + std::string(key) + "' on " +
         std::string(rules.arch) +
         " and on_miss is 'error'. Record a table (TUNELOCK_RECORD=<prefix>, then `tunelock "
-        "merge <prefix>.rank*.json -o <dir>/" + std::string(rules.arch) +
+        "merge <prefix>.rank*.json -o <dir>/" +
+        std::string(rules.arch) +
         ".json`) and put its directory on TUNELOCK_TABLE_PATH, or set TUNELOCK_ON_MISS=min_cost");
   }
   if (notices_of(rules).first("untuned|" + std::string(rules.arch) + "|" + qualified)) {

@@ -1,5 +1,7 @@
 #include "tunelock/table.hpp"
 
+#include <xxhash.h>
+
 #include <algorithm>
 
 namespace tunelock {
@@ -17,6 +19,10 @@ std::size_t Table::entry_count() const {
   std::size_t count = 0;
   for (const std::string& kernel : kernels()) count += keys(kernel).size();
   return count;
+}
+
+std::size_t InMemoryTable::StringHash::operator()(std::string_view s) const {
+  return static_cast<std::size_t>(XXH3_64bits(s.data(), s.size()));
 }
 
 InMemoryTable::InMemoryTable(std::string arch, Provenance provenance)

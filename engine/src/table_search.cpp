@@ -29,7 +29,8 @@ std::optional<fs::path> table_file_in(const fs::path& dir, std::string_view arch
 std::unique_ptr<Table> load_table_file(const fs::path& path) {
   const std::string extension = path.extension().string();
   if (extension == ".tlb") {
-    throw Error(path.string() + ": binary tables (.tlb) are not supported by this build; "
+    throw Error(path.string() +
+                ": binary tables (.tlb) are not supported by this build; "
                 "use the JSON form");
   }
   return table_from_json(read_file(path), path.string());
@@ -39,7 +40,8 @@ std::unique_ptr<Table> load_table_for_arch(std::string_view arch,
                                            std::span<const std::string> search_path,
                                            bool include_installed) {
   std::vector<fs::path> entries(search_path.begin(), search_path.end());
-  if (include_installed && !installed_tables_dir().empty()) entries.push_back(installed_tables_dir());
+  if (include_installed && !installed_tables_dir().empty())
+    entries.push_back(installed_tables_dir());
   for (const fs::path& entry : entries) {
     std::error_code ec;
     if (fs::is_directory(entry, ec)) {

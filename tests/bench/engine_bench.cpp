@@ -13,7 +13,8 @@ namespace {
 std::vector<Config> eight_candidates() {
   std::vector<Config> out;
   for (std::int64_t m : {32, 64, 128, 256}) {
-    for (int warps : {4, 8}) out.push_back(make_config({{"BLOCK_M", m}, {"BLOCK_N", 64}, {"BLOCK_K", 32}}, warps, 3));
+    for (int warps : {4, 8})
+      out.push_back(make_config({{"BLOCK_M", m}, {"BLOCK_N", 64}, {"BLOCK_K", 32}}, warps, 3));
   }
   return out;
 }
@@ -23,7 +24,8 @@ InMemoryTable realistic_table(const std::vector<Config>& candidates) {
   InMemoryTable table("sm90");
   for (int k = 0; k < 64; ++k) {
     for (int s = 0; s < 32; ++s) {
-      table.set("_kernel_" + std::to_string(k), "M=" + std::to_string(1024 * (s + 1)) + "|torch.bfloat16",
+      table.set("_kernel_" + std::to_string(k),
+                "M=" + std::to_string(1024 * (s + 1)) + "|torch.bfloat16",
                 TableEntry{candidates[static_cast<std::size_t>((k + s) % 8)], false});
     }
   }
@@ -38,7 +40,8 @@ void BM_ChoiceTableHit(benchmark::State& state) {
   Notices notices;
   const SelectionRules rules{"sm90", &table, {}, OnMiss::min_cost, &notices};
   const std::string key = "M=8192|torch.bfloat16";
-  for (auto _ : state) benchmark::DoNotOptimize(deterministic_choice(kKernel, key, candidates, rules));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(deterministic_choice(kKernel, key, candidates, rules));
 }
 BENCHMARK(BM_ChoiceTableHit);
 
@@ -49,13 +52,14 @@ void BM_ChoiceMissToCheapest(benchmark::State& state) {
   const SelectionRules rules{"sm90", &table, {}, OnMiss::min_cost, &notices};
   const std::string key = "M=3|torch.float32";
   deterministic_choice(kKernel, key, candidates, rules);  // the once-only warning, outside the loop
-  for (auto _ : state) benchmark::DoNotOptimize(deterministic_choice(kKernel, key, candidates, rules));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(deterministic_choice(kKernel, key, candidates, rules));
 }
 BENCHMARK(BM_ChoiceMissToCheapest);
 
 void BM_TuningKey(benchmark::State& state) {
-  const std::vector<KeyArg> args{{"chunk_size", std::int64_t{128}}, {"nheads", std::int64_t{128}},
-                                 {"IS_CAUSAL", false}};
+  const std::vector<KeyArg> args{
+      {"chunk_size", std::int64_t{128}}, {"nheads", std::int64_t{128}}, {"IS_CAUSAL", false}};
   const std::vector<std::string_view> dtypes{"torch.bfloat16", "torch.float32", "torch.float32",
                                              "torch.bfloat16"};
   std::string buffer;

@@ -17,8 +17,8 @@ const std::string kTables = kExamples + "/tables";
 
 std::vector<std::string> choose(const std::string& kernel, const std::string& key,
                                 std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"choose", "--candidates", kCandidates, "--kernel", kernel,
-                                "--key", key, "--json"};
+  std::vector<std::string> args{"choose", "--candidates", kCandidates, "--kernel",
+                                kernel,   "--key",        key,         "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -41,8 +41,10 @@ BOOST_AUTO_TEST_SUITE(choose_command)
 BOOST_AUTO_TEST_CASE(table_hit_prints_index_signature_and_reason) {
   const auto out = decision(choose("demo.ops.matmul", "M=4096|N=4096|K=1024|bf16|bf16",
                                    {"--table", kTables, "--arch", "sm90"}));
-  BOOST_TEST(out == nlohmann::json::parse(
-                        R"({"index":0,"signature":"BLOCK_K=32,BLOCK_M=128,BLOCK_N=128,SPLIT_K=1;warps=8;stages=3","reason":"table"})"));
+  BOOST_TEST(
+      out ==
+      nlohmann::json::parse(
+          R"({"index":0,"signature":"BLOCK_K=32,BLOCK_M=128,BLOCK_N=128,SPLIT_K=1;warps=8;stages=3","reason":"table"})"));
 }
 
 BOOST_AUTO_TEST_CASE(stale_entry_falls_to_the_bare_wildcard) {
@@ -53,18 +55,20 @@ BOOST_AUTO_TEST_CASE(stale_entry_falls_to_the_bare_wildcard) {
 }
 
 BOOST_AUTO_TEST_CASE(table_file_named_directly_gives_its_arch) {
-  const auto out = decision(choose("demo.ops.rmsnorm", "N=8192|bf16", {"--table", kTables + "/sm90.json"}));
+  const auto out =
+      decision(choose("demo.ops.rmsnorm", "N=8192|bf16", {"--table", kTables + "/sm90.json"}));
   BOOST_TEST(out["index"] == 0);
   BOOST_TEST(out["reason"] == "table");
 }
 
 BOOST_AUTO_TEST_CASE(untuned_call_takes_the_cheapest) {
-  const auto out = decision(choose("demo.ops.rmsnorm", "N=1024|bf16", {"--table", kTables, "--arch", "sm90"}));
+  const auto out =
+      decision(choose("demo.ops.rmsnorm", "N=1024|bf16", {"--table", kTables, "--arch", "sm90"}));
   BOOST_TEST(out["index"] == 2);
   BOOST_TEST(out["reason"] == "min_cost");
   // Another arch has no table here: the same rule, the same answer.
-  BOOST_TEST(decision(choose("demo.ops.rmsnorm", "N=8192|bf16", {"--table", kTables, "--arch", "sm80"}))["reason"] ==
-             "min_cost");
+  BOOST_TEST(decision(choose("demo.ops.rmsnorm", "N=8192|bf16",
+                             {"--table", kTables, "--arch", "sm80"}))["reason"] == "min_cost");
 }
 
 BOOST_AUTO_TEST_CASE(block_override_decides_before_on_miss) {
@@ -75,7 +79,8 @@ BOOST_AUTO_TEST_CASE(block_override_decides_before_on_miss) {
 }
 
 BOOST_AUTO_TEST_CASE(on_miss_error_exits_3_with_the_message_on_stderr) {
-  auto result = run_cli(choose("demo.ops.softmax", "N=4096|f32", {"--on-miss", "error", "--arch", "sm90"}));
+  auto result =
+      run_cli(choose("demo.ops.softmax", "N=4096|f32", {"--on-miss", "error", "--arch", "sm90"}));
   BOOST_TEST(result.code == 3);
   BOOST_TEST(result.out.empty());
   BOOST_TEST(one_line(result.err));
@@ -86,9 +91,12 @@ BOOST_AUTO_TEST_CASE(on_miss_error_exits_3_with_the_message_on_stderr) {
 BOOST_AUTO_TEST_CASE(chaos_is_stable_per_rank_and_differs_between_neighbours) {
   const auto key = "M=4096|N=4096|K=1024|bf16|bf16";
   for (int rank = 0; rank < 4; ++rank) {
-    const auto here = decision(choose("demo.ops.matmul", key, {"--chaos", "--rank", std::to_string(rank)}));
-    const auto again = decision(choose("demo.ops.matmul", key, {"--chaos", "--rank", std::to_string(rank)}));
-    const auto next = decision(choose("demo.ops.matmul", key, {"--chaos", "--rank", std::to_string(rank + 1)}));
+    const auto here =
+        decision(choose("demo.ops.matmul", key, {"--chaos", "--rank", std::to_string(rank)}));
+    const auto again =
+        decision(choose("demo.ops.matmul", key, {"--chaos", "--rank", std::to_string(rank)}));
+    const auto next =
+        decision(choose("demo.ops.matmul", key, {"--chaos", "--rank", std::to_string(rank + 1)}));
     BOOST_TEST(here == again);
     BOOST_TEST(here["index"] != next["index"]);
     BOOST_TEST(here["reason"] == "chaos");
@@ -97,18 +105,21 @@ BOOST_AUTO_TEST_CASE(chaos_is_stable_per_rank_and_differs_between_neighbours) {
 
 BOOST_AUTO_TEST_CASE(single_kernel_candidate_file_answers_for_any_kernel) {
   TempDir dir;
-  const auto file = dir.write("one.json", R"({"configs": [{"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2},
+  const auto file = dir.write(
+      "one.json", R"({"configs": [{"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2},
                                                           {"kwargs": {"BLOCK": 32}, "num_warps": 4, "num_stages": 2}]})");
-  const auto out = decision({"choose", "--candidates", file.string(), "--kernel", "x.k", "--key", "k", "--json"});
+  const auto out = decision(
+      {"choose", "--candidates", file.string(), "--kernel", "x.k", "--key", "k", "--json"});
   BOOST_TEST(out["index"] == 1);
 }
 
 BOOST_AUTO_TEST_CASE(text_output_names_kernel_key_arch_and_reason) {
-  auto result = run_cli({"choose", "--candidates", kCandidates, "--kernel", "demo.ops.rmsnorm", "--key",
-                         "N=8192|bf16", "--table", kTables, "--arch", "sm90"});
+  auto result = run_cli({"choose", "--candidates", kCandidates, "--kernel", "demo.ops.rmsnorm",
+                         "--key", "N=8192|bf16", "--table", kTables, "--arch", "sm90"});
   BOOST_TEST(result.code == 0);
   BOOST_TEST(result.out ==
-             "demo.ops.rmsnorm [N=8192|bf16] on sm90: candidate 0 BLOCK_SIZE=1024;warps=8;stages=1 (table)\n");
+             "demo.ops.rmsnorm [N=8192|bf16] on sm90: candidate 0 BLOCK_SIZE=1024;warps=8;stages=1 "
+             "(table)\n");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -119,22 +130,45 @@ BOOST_AUTO_TEST_CASE(bad_input_exits_2_with_one_line_naming_the_problem) {
   TempDir dir;
   const auto broken = dir.write("broken.json", "{\"configs\": [");
   const auto wrong_type = dir.write("wrong.json", R"({"configs": [{"num_warps": "8"}]})");
-  const auto bad_table = dir.write("sm90.json", R"({"arch": "sm90", "kernels": {"k": {"K": {"kwargs": {"BLOCK": -4}}}}})");
+  const auto bad_table = dir.write(
+      "sm90.json", R"({"arch": "sm90", "kernels": {"k": {"K": {"kwargs": {"BLOCK": -4}}}}})");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
-      {{"choose", "--candidates", (dir.path() / "absent.json").string(), "--kernel", "k", "--key", "x"}, "no such file"},
-      {{"choose", "--candidates", dir.path().string(), "--kernel", "k", "--key", "x"}, "is a directory"},
-      {{"choose", "--candidates", broken.string(), "--kernel", "k", "--key", "x"}, "broken.json: not valid JSON"},
-      {{"choose", "--candidates", wrong_type.string(), "--kernel", "k", "--key", "x"}, "configs[0].num_warps: expected an integer"},
-      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.nope", "--key", "x"}, "no kernel 'demo.ops.nope'"},
-      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x", "--table", kTables}, "give --arch"},
-      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x", "--table", bad_table.string()}, "kwargs.BLOCK: -4 is out of range"},
-      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x", "--block", "BLOCK_SIZE=big"}, "--block: invalid value"},
-      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x", "--block", "WARPS=4"}, "'WARPS' must be a BLOCK*"},
-      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x", "--chaos"}, "--chaos needs --rank"},
-      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x", "--on-miss", "fastest"}, "--on-miss"},
-      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x", "--arch", "sm/90"}, "not an architecture tag"},
+      {{"choose", "--candidates", (dir.path() / "absent.json").string(), "--kernel", "k", "--key",
+        "x"},
+       "no such file"},
+      {{"choose", "--candidates", dir.path().string(), "--kernel", "k", "--key", "x"},
+       "is a directory"},
+      {{"choose", "--candidates", broken.string(), "--kernel", "k", "--key", "x"},
+       "broken.json: not valid JSON"},
+      {{"choose", "--candidates", wrong_type.string(), "--kernel", "k", "--key", "x"},
+       "configs[0].num_warps: expected an integer"},
+      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.nope", "--key", "x"},
+       "no kernel 'demo.ops.nope'"},
+      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x",
+        "--table", kTables},
+       "give --arch"},
+      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x",
+        "--table", bad_table.string()},
+       "kwargs.BLOCK: -4 is out of range"},
+      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x",
+        "--block", "BLOCK_SIZE=big"},
+       "--block: invalid value"},
+      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x",
+        "--block", "WARPS=4"},
+       "'WARPS' must be a BLOCK*"},
+      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x",
+        "--chaos"},
+       "--chaos needs --rank"},
+      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x",
+        "--on-miss", "fastest"},
+       "--on-miss"},
+      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x",
+        "--arch", "sm/90"},
+       "not an architecture tag"},
       {{"choose", "--kernel", "k", "--key", "x"}, "--candidates is required"},
-      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x", "--chaos", "--rank", "-1"}, "a rank is 0 or more"},
+      {{"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "x",
+        "--chaos", "--rank", "-1"},
+       "a rank is 0 or more"},
       {{"frobnicate"}, "unknown command 'frobnicate'"},
       {{}, "subcommand"},
   };

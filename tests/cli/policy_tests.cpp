@@ -60,7 +60,8 @@ BOOST_AUTO_TEST_CASE(invalid_variable_exits_2_naming_it) {
   const auto result = run_cli({"policy", "--json"}, {{"TUNELOCK_ON_MISS", "fastest"}});
   BOOST_TEST(result.code == 2);
   BOOST_TEST(result.out.empty());
-  BOOST_TEST(result.err == "tunelock: TUNELOCK_ON_MISS: invalid value 'fastest'; allowed: min_cost, error\n");
+  BOOST_TEST(result.err ==
+             "tunelock: TUNELOCK_ON_MISS: invalid value 'fastest'; allowed: min_cost, error\n");
   const auto unknown = run_cli({"policy"}, {{"TUNELOCK_VERIFYSTRICT", "1"}});
   BOOST_TEST(unknown.code == 2);
   BOOST_TEST(unknown.err.find("TUNELOCK_VERIFYSTRICT: unknown variable") != std::string::npos);

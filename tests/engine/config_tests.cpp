@@ -17,7 +17,8 @@ BOOST_AUTO_TEST_CASE(signature_sorts_params_and_appends_launch_options) {
 
 BOOST_AUTO_TEST_CASE(signature_names_ctas_only_when_not_one_and_maxnreg_only_when_set) {
   BOOST_TEST(signature(make_config({{"BLOCK", 32}}, 4, 2, 1)) == "BLOCK=32;warps=4;stages=2");
-  BOOST_TEST(signature(make_config({{"BLOCK", 32}}, 4, 2, 2)) == "BLOCK=32;warps=4;stages=2;ctas=2");
+  BOOST_TEST(signature(make_config({{"BLOCK", 32}}, 4, 2, 2)) ==
+             "BLOCK=32;warps=4;stages=2;ctas=2");
   BOOST_TEST(signature(make_config({{"BLOCK", 32}}, 4, 2, 1, 128)) ==
              "BLOCK=32;warps=4;stages=2;maxnreg=128");
   BOOST_TEST(signature(make_config({}, 4, 2)) == ";warps=4;stages=2");
@@ -26,8 +27,8 @@ BOOST_AUTO_TEST_CASE(signature_names_ctas_only_when_not_one_and_maxnreg_only_whe
 BOOST_AUTO_TEST_CASE(configs_that_differ_anywhere_have_different_signatures) {
   const Config base = make_config({{"BLOCK_M", 64}}, 4, 3);
   std::vector<Config> variants{
-      make_config({{"BLOCK_M", 128}}, 4, 3), make_config({{"BLOCK_M", 64}}, 8, 3),
-      make_config({{"BLOCK_M", 64}}, 4, 4),  make_config({{"BLOCK_M", 64}}, 4, 3, 2),
+      make_config({{"BLOCK_M", 128}}, 4, 3),       make_config({{"BLOCK_M", 64}}, 8, 3),
+      make_config({{"BLOCK_M", 64}}, 4, 4),        make_config({{"BLOCK_M", 64}}, 4, 3, 2),
       make_config({{"BLOCK_M", 64}}, 4, 3, 1, 96), make_config({{"BLOCK_N", 64}}, 4, 3)};
   for (const Config& v : variants) {
     BOOST_TEST(signature(v) != signature(base));

@@ -173,7 +173,8 @@ BOOST_AUTO_TEST_CASE(megatron_and_triton_aliases_are_accepted_and_tunelock_wins)
 }
 
 BOOST_AUTO_TEST_CASE(empty_variables_count_as_unset) {
-  BOOST_TEST((policy_from_environment({{"TUNELOCK_MODE", ""}, {"TUNELOCK_VERIFY", " "}}) == Policy{}));
+  BOOST_TEST(
+      (policy_from_environment({{"TUNELOCK_MODE", ""}, {"TUNELOCK_VERIFY", " "}}) == Policy{}));
 }
 
 BOOST_AUTO_TEST_CASE(invalid_values_name_the_variable_and_the_allowed_values) {
@@ -204,11 +205,14 @@ BOOST_AUTO_TEST_CASE(invalid_values_name_the_variable_and_the_allowed_values) {
 }
 
 BOOST_AUTO_TEST_CASE(unknown_variables_are_errors_not_ignored) {
-  const std::string message =
-      error_of([] { policy_from_environment({{"TUNELOCK_MODES", "pinned"}}); });
+  const std::string message = error_of([] {
+    policy_from_environment({{"TUNELOCK_MODES", "pinned"}});
+  });
   BOOST_TEST(message.starts_with("TUNELOCK_MODES: unknown variable"));
   BOOST_TEST(contains(message, "TUNELOCK_MODE"));
-  BOOST_TEST(contains(error_of([] { policy_from_environment({{"MCORE_AUTOTUNE_VERIFI", "1"}}); }),
+  BOOST_TEST(contains(error_of([] {
+                        policy_from_environment({{"MCORE_AUTOTUNE_VERIFI", "1"}});
+                      }),
                       "MCORE_AUTOTUNE_VERIFI: unknown variable"));
   // Variables that belong to rendezvous and logs are not policy typos.
   BOOST_CHECK_NO_THROW(policy_from_environment({{"TUNELOCK_JOB_TOKEN", "abc"},
@@ -217,7 +221,9 @@ BOOST_AUTO_TEST_CASE(unknown_variables_are_errors_not_ignored) {
 }
 
 BOOST_AUTO_TEST_CASE(record_mode_without_path_fails_validation) {
-  BOOST_TEST(contains(error_of([] { policy_from_environment({{"TUNELOCK_MODE", "record"}}); }),
+  BOOST_TEST(contains(error_of([] {
+                        policy_from_environment({{"TUNELOCK_MODE", "record"}});
+                      }),
                       "record path"));
 }
 
@@ -260,10 +266,10 @@ BOOST_AUTO_TEST_CASE(pairs_set_fields_over_a_base) {
 
 BOOST_AUTO_TEST_CASE(every_documented_key_is_accepted) {
   const std::vector<std::pair<std::string, std::string>> all{
-      {"mode", "auto"},          {"modules", "a"},          {"config_invariant", "b"},
-      {"table_path", "/t"},      {"record_path", "/r"},     {"on_miss", "error"},
-      {"block_sizes", "BLOCK=8"}, {"verify_every", "1"},     {"verify_strict", "off"},
-      {"enumerate", "no"},       {"chaos", "false"},        {"deterministic", "0"},
+      {"mode", "auto"},           {"modules", "a"},      {"config_invariant", "b"},
+      {"table_path", "/t"},       {"record_path", "/r"}, {"on_miss", "error"},
+      {"block_sizes", "BLOCK=8"}, {"verify_every", "1"}, {"verify_strict", "off"},
+      {"enumerate", "no"},        {"chaos", "false"},    {"deterministic", "0"},
       {"verify_timeout_s", "30"}};
   BOOST_TEST(all.size() == policy_keys().size());
   BOOST_CHECK_NO_THROW(policy_from_key_values(all));
@@ -277,9 +283,12 @@ BOOST_AUTO_TEST_CASE(unknown_key_is_an_error_listing_known_keys) {
 
 BOOST_AUTO_TEST_CASE(invalid_values_name_the_key) {
   BOOST_TEST(error_of([] { policy_from_key_values({{"chaos", "sure"}}); }).starts_with("chaos:"));
-  BOOST_TEST(error_of([] { policy_from_key_values({{"block_sizes", "BLOCK_M"}}); })
-                 .starts_with("block_sizes:"));
-  BOOST_TEST(contains(error_of([] { policy_from_key_values({{"block_sizes", "WARP=4"}}); }),
+  BOOST_TEST(error_of([] {
+               policy_from_key_values({{"block_sizes", "BLOCK_M"}});
+             }).starts_with("block_sizes:"));
+  BOOST_TEST(contains(error_of([] {
+                        policy_from_key_values({{"block_sizes", "WARP=4"}});
+                      }),
                       "'WARP' must be a BLOCK*"));
 }
 

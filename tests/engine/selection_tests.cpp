@@ -38,7 +38,8 @@ BOOST_AUTO_TEST_CASE(untuned_kernel_falls_back_to_cheapest_and_warns_once) {
   CapturedLog log;
   const auto candidates = three();
   for (int call = 0; call < 3; ++call) {
-    const Choice choice = deterministic_choice(kKernel, "M=1", candidates, rules_with(nullptr, notices));
+    const Choice choice =
+        deterministic_choice(kKernel, "M=1", candidates, rules_with(nullptr, notices));
     BOOST_TEST(choice.index == 1u);
     BOOST_TEST((choice.reason == Reason::min_cost));
   }
@@ -64,11 +65,14 @@ BOOST_AUTO_TEST_CASE(table_hit_returns_the_live_candidate) {
   std::vector<Config> candidates = three();
   candidates[2].maxnreg = 168;
   InMemoryTable table("sm90");
-  table.set("pkg.ops.matmul", "M=1", entry_of(make_config({{"BLOCK_M", 64}, {"BLOCK_N", 64}}, 4, 3)));
-  const Choice choice = deterministic_choice(kKernel, "M=1", candidates, rules_with(&table, notices));
+  table.set("pkg.ops.matmul", "M=1",
+            entry_of(make_config({{"BLOCK_M", 64}, {"BLOCK_N", 64}}, 4, 3)));
+  const Choice choice =
+      deterministic_choice(kKernel, "M=1", candidates, rules_with(&table, notices));
   BOOST_TEST(choice.index == 2u);
   BOOST_TEST((choice.reason == Reason::table));
-  BOOST_TEST(signature(candidates[choice.index]) == "BLOCK_M=64,BLOCK_N=64;warps=4;stages=3;maxnreg=168");
+  BOOST_TEST(signature(candidates[choice.index]) ==
+             "BLOCK_M=64,BLOCK_N=64;warps=4;stages=3;maxnreg=168");
 }
 
 BOOST_AUTO_TEST_CASE(entry_naming_maxnreg_or_ctas_must_match_them) {
@@ -81,7 +85,8 @@ BOOST_AUTO_TEST_CASE(entry_naming_maxnreg_or_ctas_must_match_them) {
   TableEntry with_ctas = entry_of(candidates[2]);
   with_ctas.names_ctas = true;  // names num_ctas=1, which candidate 2 has
   table.set("matmul", "*", with_ctas);
-  const Choice choice = deterministic_choice(kKernel, "M=1", candidates, rules_with(&table, notices));
+  const Choice choice =
+      deterministic_choice(kKernel, "M=1", candidates, rules_with(&table, notices));
   BOOST_TEST(choice.index == 2u);
   BOOST_TEST((choice.reason == Reason::table_wildcard));
 }
@@ -93,7 +98,8 @@ BOOST_AUTO_TEST_CASE(stale_exact_entry_falls_through_to_wildcard) {
   InMemoryTable table("sm90");
   table.set("matmul", "M=1", entry_of(make_config({{"BLOCK_M", 256}, {"BLOCK_N", 256}}, 8, 3)));
   table.set("matmul", "*", entry_of(candidates[0]));
-  const Choice choice = deterministic_choice(kKernel, "M=1", candidates, rules_with(&table, notices));
+  const Choice choice =
+      deterministic_choice(kKernel, "M=1", candidates, rules_with(&table, notices));
   BOOST_TEST(choice.index == 0u);
   BOOST_TEST((choice.reason == Reason::table_wildcard));
   BOOST_TEST(log.count("matches none of the 3 live candidates") == 1u);
@@ -105,7 +111,8 @@ BOOST_AUTO_TEST_CASE(stale_entries_everywhere_fall_to_on_miss_and_are_never_fabr
   InMemoryTable table("sm90");
   table.set("matmul", "M=1", entry_of(make_config({{"BLOCK_M", 256}}, 8, 3)));
   table.set("matmul", "*", entry_of(make_config({{"BLOCK_M", 512}}, 8, 3)));
-  const Choice choice = deterministic_choice(kKernel, "M=1", candidates, rules_with(&table, notices));
+  const Choice choice =
+      deterministic_choice(kKernel, "M=1", candidates, rules_with(&table, notices));
   BOOST_TEST(choice.index == 1u);
   BOOST_TEST((choice.reason == Reason::min_cost));
   BOOST_CHECK_THROW(
@@ -120,7 +127,8 @@ BOOST_AUTO_TEST_CASE(qualified_name_is_tried_before_bare_name) {
   table.set("matmul", "M=1", entry_of(candidates[0]));
   table.set("pkg.ops.matmul", "*", entry_of(candidates[2]));
   // The qualified name's "*" entry wins over the bare name's exact entry.
-  const Choice choice = deterministic_choice(kKernel, "M=1", candidates, rules_with(&table, notices));
+  const Choice choice =
+      deterministic_choice(kKernel, "M=1", candidates, rules_with(&table, notices));
   BOOST_TEST(choice.index == 2u);
   BOOST_TEST((choice.reason == Reason::table_wildcard));
   // A kernel of another module only sees the bare entry.
@@ -165,7 +173,8 @@ BOOST_AUTO_TEST_CASE(on_miss_error_names_kernel_key_arch_and_the_fix) {
   Notices notices;
   const auto candidates = three();
   try {
-    deterministic_choice(kKernel, "M=7|f16", candidates, rules_with(nullptr, notices, OnMiss::error));
+    deterministic_choice(kKernel, "M=7|f16", candidates,
+                         rules_with(nullptr, notices, OnMiss::error));
     BOOST_FAIL("expected TableMissError");
   } catch (const TableMissError& e) {
     const std::string message = e.what();
@@ -179,8 +188,9 @@ BOOST_AUTO_TEST_CASE(on_miss_error_names_kernel_key_arch_and_the_fix) {
 BOOST_AUTO_TEST_CASE(rules_apply_to_a_single_candidate_too) {
   Notices notices;
   const std::vector<Config> one{make_config({{"BLOCK_M", 64}}, 4, 3)};
-  BOOST_CHECK_THROW(deterministic_choice(kKernel, "k", one, rules_with(nullptr, notices, OnMiss::error)),
-                    TableMissError);
+  BOOST_CHECK_THROW(
+      deterministic_choice(kKernel, "k", one, rules_with(nullptr, notices, OnMiss::error)),
+      TableMissError);
   InMemoryTable table("sm90");
   table.set("matmul", "k", entry_of(one[0]));
   BOOST_TEST((deterministic_choice(kKernel, "k", one, rules_with(&table, notices)).reason ==

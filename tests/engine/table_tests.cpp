@@ -92,7 +92,8 @@ BOOST_AUTO_TEST_CASE(malformed_tables_name_the_file_path_and_problem) {
        "warps: unknown config field"},
       {R"({"arch": "sm90", "format_version": 99, "kernels": {}})",
        "format_version 99 is newer than this tunelock supports (1)"},
-      {R"({"arch": "sm90", "packages": [], "kernels": {}})", "t.json: packages: expected an object"},
+      {R"({"arch": "sm90", "packages": [], "kernels": {}})",
+       "t.json: packages: expected an object"},
       {R"({"arch": "sm90", "provenance": {"sm_count": "x"}, "kernels": {}})",
        "provenance.sm_count: expected an integer"},
   };
@@ -106,10 +107,12 @@ BOOST_AUTO_TEST_CASE(malformed_tables_name_the_file_path_and_problem) {
 
 BOOST_AUTO_TEST_CASE(missing_files_and_directories_are_clear_errors) {
   TempDir dir;
-  BOOST_CHECK_EXCEPTION(read_file(dir.path() / "absent.json"), Error,
-                        [](const Error& e) { return std::string(e.what()).find("no such file") != std::string::npos; });
-  BOOST_CHECK_EXCEPTION(read_file(dir.path()), Error,
-                        [](const Error& e) { return std::string(e.what()).find("is a directory") != std::string::npos; });
+  BOOST_CHECK_EXCEPTION(read_file(dir.path() / "absent.json"), Error, [](const Error& e) {
+    return std::string(e.what()).find("no such file") != std::string::npos;
+  });
+  BOOST_CHECK_EXCEPTION(read_file(dir.path()), Error, [](const Error& e) {
+    return std::string(e.what()).find("is a directory") != std::string::npos;
+  });
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -121,10 +124,9 @@ BOOST_AUTO_TEST_CASE(directories_are_searched_in_order_for_the_arch) {
   dir.write("first/sm80.json", R"({"arch": "sm80", "source": "first", "kernels": {}})");
   dir.write("second/sm90.json", R"({"arch": "sm90", "source": "second", "kernels": {}})");
   dir.write("third/sm90.json", R"({"arch": "sm90", "source": "third", "kernels": {}})");
-  const std::vector<std::string> path{(dir.path() / "missing").string(),
-                                      (dir.path() / "first").string(),
-                                      (dir.path() / "second").string(),
-                                      (dir.path() / "third").string()};
+  const std::vector<std::string> path{
+      (dir.path() / "missing").string(), (dir.path() / "first").string(),
+      (dir.path() / "second").string(), (dir.path() / "third").string()};
   auto table = load_table_for_arch("sm90", path, false);
   BOOST_TEST_REQUIRE(table != nullptr);
   BOOST_TEST(table->provenance().source == "second");
@@ -162,7 +164,8 @@ BOOST_AUTO_TEST_SUITE(candidates)
 
 BOOST_AUTO_TEST_CASE(manifest_and_single_kernel_forms_load) {
   const auto manifest = candidates_from_json(R"({"kernels": {"pkg.mm": {"key": ["M", "N"],
-      "configs": [{"kwargs": {"BLOCK_M": 64}, "num_warps": 4, "num_stages": 2}]}}})", "m.json");
+      "configs": [{"kwargs": {"BLOCK_M": 64}, "num_warps": 4, "num_stages": 2}]}}})",
+                                             "m.json");
   const auto& mm = manifest.find("pkg.mm", "m.json");
   BOOST_TEST((mm.key_args == std::vector<std::string>{"M", "N"}));
   BOOST_TEST(signature(mm.configs.at(0)) == "BLOCK_M=64;warps=4;stages=2");
@@ -170,7 +173,8 @@ BOOST_AUTO_TEST_CASE(manifest_and_single_kernel_forms_load) {
     return std::string(e.what()) == "m.json: no kernel 'pkg.other'; the manifest has: pkg.mm";
   });
 
-  const auto single = candidates_from_json(R"({"configs": [{"kwargs": {}}, {"num_warps": 8}]})", "s.json");
+  const auto single =
+      candidates_from_json(R"({"configs": [{"kwargs": {}}, {"num_warps": 8}]})", "s.json");
   BOOST_TEST(single.single_kernel);
   BOOST_TEST(single.find("anything", "s.json").configs.size() == 2u);
   BOOST_TEST(single.find("anything", "s.json").configs[0].num_warps == 4);  // Triton's default
@@ -179,7 +183,8 @@ BOOST_AUTO_TEST_CASE(manifest_and_single_kernel_forms_load) {
 BOOST_AUTO_TEST_CASE(malformed_manifests_name_the_path) {
   const std::vector<std::pair<std::string, std::string>> cases{
       {R"({"configs": []})", "c.json: configs: no configs"},
-      {R"({"configs": [{"kwargs": {"BLOCK": "x"}}]})", "configs[0].kwargs.BLOCK: expected an integer"},
+      {R"({"configs": [{"kwargs": {"BLOCK": "x"}}]})",
+       "configs[0].kwargs.BLOCK: expected an integer"},
       {R"({"kernels": {"k": {"key": "M", "configs": [{}]}}})", "kernels.k.key: expected an array"},
       {R"({"kernels": {"k": {}}})", "kernels.k: missing \"configs\""},
       {R"({"kernels": {}})", "c.json: kernels: no kernels"},
@@ -220,7 +225,8 @@ BOOST_AUTO_TEST_CASE(both_megatron_tables_load_unchanged) {
     BOOST_TEST(table->arch() == arch);
     BOOST_TEST(table->kernels().size() == 15u);
     BOOST_TEST(table->entry_count() == 16u);
-    BOOST_TEST(table->provenance().source == "nemotron_3_ultra 96-GPU recording, majority vote over ranks");
+    BOOST_TEST(table->provenance().source ==
+               "nemotron_3_ultra 96-GPU recording, majority vote over ranks");
   }
 }
 
@@ -228,18 +234,18 @@ BOOST_AUTO_TEST_CASE(megatron_table_pins_the_recorded_config_for_its_key) {
   const auto dir = tunelock::testing::shared_fixtures() / "megatron-tables";
   auto sm100 = load_table_file(dir / "sm100.json");
   auto sm103 = load_table_file(dir / "sm103.json");
-  const std::vector<Config> candidates{
-      make_config({{"BLOCK_SIZE_H", 16}}, 4, 3), make_config({{"BLOCK_SIZE_H", 8}}, 4, 3),
-      make_config({{"BLOCK_SIZE_H", 2}}, 4, 3)};
+  const std::vector<Config> candidates{make_config({{"BLOCK_SIZE_H", 16}}, 4, 3),
+                                       make_config({{"BLOCK_SIZE_H", 8}}, 4, 3),
+                                       make_config({{"BLOCK_SIZE_H", 2}}, 4, 3)};
   const KernelId kernel{"mamba_ssm.ops.triton.ssd_chunk_state", "_chunk_cumsum_bwd_kernel"};
   const std::string key =
       "chunk_size=128|nheads=128|torch.float32|torch.float32|torch.bfloat16|torch.float32|"
       "torch.float32|torch.bfloat16|torch.float32|torch.float32";
   Notices notices;
-  const Choice on_sm100 = deterministic_choice(kernel, key, candidates,
-                                               SelectionRules{"sm100", sm100.get(), {}, OnMiss::error, &notices});
-  const Choice on_sm103 = deterministic_choice(kernel, key, candidates,
-                                               SelectionRules{"sm103", sm103.get(), {}, OnMiss::error, &notices});
+  const Choice on_sm100 = deterministic_choice(
+      kernel, key, candidates, SelectionRules{"sm100", sm100.get(), {}, OnMiss::error, &notices});
+  const Choice on_sm103 = deterministic_choice(
+      kernel, key, candidates, SelectionRules{"sm103", sm103.get(), {}, OnMiss::error, &notices});
   BOOST_TEST(on_sm100.index == 1u);  // BLOCK_SIZE_H=8 recorded on sm100
   BOOST_TEST(on_sm103.index == 0u);  // BLOCK_SIZE_H=16 recorded on sm103
   BOOST_TEST((on_sm100.reason == Reason::table));

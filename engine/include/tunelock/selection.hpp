@@ -41,7 +41,7 @@ struct SelectionRules {
   const Table* table = nullptr;            // the arch's table, if any
   std::span<const BlockSize> block_sizes;  // explicit overrides
   OnMiss on_miss = OnMiss::min_cost;
-  Notices* notices = nullptr;              // once-per-policy warnings; null = process-wide
+  Notices* notices = nullptr;  // once-per-policy warnings; null = process-wide
 };
 
 // Index of the first candidate whose params match every override; a
