@@ -1,5 +1,8 @@
 #include "tunelock/files.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <fstream>
 #include <sstream>
 
@@ -19,6 +22,51 @@ std::string read_file(const std::filesystem::path& path) {
   buffer << in.rdbuf();
   if (in.bad()) throw Error(path.string() + ": read failed");
   return std::move(buffer).str();
+}
+
+}  // namespace tunelock
+
+namespace tunelock {
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
+  namespace fs = std::filesystem;
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(path.string() + ": cannot create folder " + dir.string() + ": " + ec.message());
+  // Unique per process and call, so concurrent writers never share a temp file.
+  static std::atomic<unsigned> counter{0};
+  const fs::path temp = dir / ("." + path.filename().string() + ".tmp." +
+                               std::to_string(::getpid()) + "." + std::to_string(counter++));
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(path.string() + ": cannot write (temp file " + temp.string() + ")");
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      fs::remove(temp, ec);
+      throw Error(path.string() + ": write failed (disk full?)");
+    }
+  }
+  fs::rename(temp, path, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    throw Error(path.string() + ": cannot replace: " + ec.message());
+  }
+}
+
+void ensure_writable_parent(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(path.string() + ": cannot create folder " + dir.string() + ": " + ec.message());
+  const fs::path probe = dir / (".tunelock-probe." + std::to_string(::getpid()));
+  {
+    std::ofstream out(probe, std::ios::binary);
+    if (!out) throw Error(path.string() + ": folder " + dir.string() + " is not writable");
+  }
+  fs::remove(probe, ec);
 }
 
 }  // namespace tunelock

@@ -96,6 +96,10 @@ struct Policy {
   // True when the kernel is listed as config-invariant (qualified or bare name).
   bool is_config_invariant(const KernelId& kernel) const;
 
+  // True when the kernel's choices are pinned, logged and verified: in
+  // scope and not config-invariant.
+  bool observes(const KernelId& kernel) const { return in_scope(kernel) && !is_config_invariant(kernel); }
+
   // Throws Error naming the field and the fix when the policy cannot be carried out.
   void validate() const;
 

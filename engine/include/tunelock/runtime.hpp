@@ -1,0 +1,135 @@
+// The process-wide state behind a policy: which policy is installed, the
+// choices logged under it, the tables loaded for it, records being captured,
+// and each verification group's agreement. A Runtime is one rank's view;
+// process_runtime() is the one a program uses, tests may build several to
+// play several ranks in one process.
+//
+// Thread-safe: many threads may choose, log and read at once.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "tunelock/choice_log.hpp"
+#include "tunelock/collective.hpp"
+#include "tunelock/notices.hpp"
+#include "tunelock/policy.hpp"
+#include "tunelock/records.hpp"
+#include "tunelock/selection.hpp"
+#include "tunelock/table.hpp"
+#include "tunelock/verify.hpp"
+
+namespace tunelock {
+
+class Runtime {
+ public:
+  // `notices` outlives the runtime; it is reset whenever the policy changes.
+  Runtime(int rank, Notices& notices);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // ---- Policy ----
+
+  // Replaces the installed policy. Validates it; in record mode creates the
+  // record path's parent folders and fails, keeping the previous policy,
+  // when they cannot be written. A changed policy first writes pending
+  // records, then resets per-policy state (choice log, group agreement,
+  // tables, records, once-notices) and bumps generation(). Installing an
+  // equal policy changes nothing.
+  void install(const Policy& policy);
+
+  // The installed policy; a default one (auto, nothing intercepted) before
+  // any install.
+  std::shared_ptr<const Policy> policy() const;
+
+  // Changes whenever per-policy state was reset, so callers holding caches
+  // of choices (the launcher) know to drop them.
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
+  int rank() const { return rank_; }
+
+  // ---- Choosing and logging ----
+
+  // The timing-free choice under the installed policy (chaos when it asks
+  // for it), with the arch's table from its table path loaded once per
+  // policy. Logs the choice as pinned when `log` is true.
+  Choice pinned_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
+                       std::span<const Config> candidates, bool log = true);
+
+  // Logs a choice once per (arch, qualified, key) for kernels the policy
+  // observes (in scope, not config-invariant). Returns true when new.
+  bool log_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
+                  const Config& chosen, ChoiceOrigin origin);
+
+  const ChoiceLog& choice_log() const { return log_; }
+  std::string choice_digest() const;
+
+  // The arch's table along the policy's table path, then the installed
+  // tables; null when there is none. Loaded once per policy.
+  std::shared_ptr<const Table> table_for(std::string_view arch);
+
+  RecordStore& records() { return records_; }
+
+  // ---- Verification ----
+
+  // One round in `group`: send what was logged since this group's last
+  // check, compare, fold into the group's agreement. On conflict the report
+  // is logged once per runtime and, with verify_strict, Error is thrown on
+  // every rank. All ranks of the group must call it.
+  VerifyResult verify(Collective& group);
+
+  // verify() when the policy's verify_every divides `iteration`; nullopt
+  // ("not checked") otherwise or when verification is off.
+  std::optional<bool> maybe_verify(std::int64_t iteration, Collective& group);
+
+  // ---- Output ----
+
+  // Writes records (record mode) now; `choice_log_prefix` non-empty also
+  // dumps the choice log to `<prefix>.rank<N>.json`.
+  void flush(const std::filesystem::path& choice_log_prefix = {});
+
+  // `{"rank": N, "entries": {...}, "digest": "..."}`, atomically.
+  void dump_choice_log(const std::filesystem::path& prefix) const;
+  static std::filesystem::path choice_log_file(const std::filesystem::path& prefix, int rank);
+
+ private:
+  void reset_policy_state();
+  void write_pending_records(const Policy& policy);
+  SelectionRules rules_for(const Policy& policy, std::string_view arch, const Table* table);
+
+  const int rank_;
+  Notices& notices_;
+
+  mutable std::mutex mutex_;  // guards policy_, tables_, groups_, conflict_reported_
+  std::shared_ptr<const Policy> policy_;
+  std::atomic<std::uint64_t> generation_{0};
+  std::map<std::string, std::shared_ptr<const Table>, std::less<>> tables_;
+  ChoiceLog log_;
+  RecordStore records_;
+
+  struct GroupCursor {
+    std::size_t cursor = 0;
+    GroupAgreement agreement;
+  };
+  std::map<std::string, GroupCursor> groups_;
+  bool conflict_reported_ = false;
+};
+
+// This process's runtime: rank from the launcher's variables, the process
+// notices, and at exit it writes pending records and, when
+// TUNELOCK_CHOICE_LOG is set, the choice log.
+Runtime& process_runtime();
+
+// The policy from this process's environment (with the MAMBA_DETERMINISTIC
+// notice), installed into process_runtime(). Returns it.
+Policy install_from_environment();
+
+}  // namespace tunelock

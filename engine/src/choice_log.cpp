@@ -1,0 +1,79 @@
+#include "tunelock/choice_log.hpp"
+
+#include <xxhash.h>
+
+#include <cstdio>
+
+namespace tunelock {
+
+std::string choice_log_key(std::string_view arch, std::string_view qualified,
+                           std::string_view key) {
+  std::string out;
+  out.reserve(arch.size() + qualified.size() + key.size() + 2);
+  out.append(arch).append("|").append(qualified).append("|").append(key);
+  return out;
+}
+
+std::string choice_log_value(std::string_view signature, ChoiceOrigin origin) {
+  return std::string(signature) + (origin == ChoiceOrigin::pinned ? ";pinned" : ";timed");
+}
+
+bool ChoiceLog::add(std::string key, std::string value) {
+  std::lock_guard lock(mutex_);
+  auto [it, inserted] = index_.try_emplace(key, entries_.size());
+  if (!inserted) return false;
+  entries_.push_back(ChoiceEntry{std::move(key), std::move(value)});
+  return true;
+}
+
+std::size_t ChoiceLog::size() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+std::vector<ChoiceEntry> ChoiceLog::since(std::size_t cursor, std::size_t* next_cursor) const {
+  std::lock_guard lock(mutex_);
+  std::vector<ChoiceEntry> out;
+  if (cursor < entries_.size()) out.assign(entries_.begin() + static_cast<std::ptrdiff_t>(cursor), entries_.end());
+  if (next_cursor) *next_cursor = entries_.size();
+  return out;
+}
+
+std::map<std::string, std::string> ChoiceLog::snapshot() const {
+  std::lock_guard lock(mutex_);
+  std::map<std::string, std::string> out;
+  for (const ChoiceEntry& e : entries_) out.emplace(e.key, e.value);
+  return out;
+}
+
+void ChoiceLog::clear() {
+  std::lock_guard lock(mutex_);
+  entries_.clear();
+  index_.clear();
+}
+
+std::string choice_digest(const std::map<std::string, std::string>& entries) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_128bits_reset(state);
+  bool first = true;
+  for (const auto& [key, value] : entries) {  // std::map: sorted by key
+    if (!first) XXH3_128bits_update(state, "\n", 1);
+    first = false;
+    XXH3_128bits_update(state, key.data(), key.size());
+    XXH3_128bits_update(state, "=", 1);
+    XXH3_128bits_update(state, value.data(), value.size());
+  }
+  const XXH128_hash_t hash = XXH3_128bits_digest(state);
+  XXH3_freeState(state);
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, hash);
+  std::string hex(32, '0');
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (std::size_t i = 0; i < sizeof canonical.digest; ++i) {
+    hex[2 * i] = kDigits[canonical.digest[i] >> 4];
+    hex[2 * i + 1] = kDigits[canonical.digest[i] & 0xf];
+  }
+  return hex;
+}
+
+}  // namespace tunelock

@@ -1,0 +1,53 @@
+#include "tunelock/launch_environment.hpp"
+
+#include <array>
+#include <charconv>
+
+#include "tunelock/error.hpp"
+
+namespace tunelock {
+namespace {
+
+int parse_number(const std::string& name, const std::string& text, int min) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < min) {
+    throw Error(name + ": invalid value '" + text + "'; expected an integer >= " +
+                std::to_string(min));
+  }
+  return value;
+}
+
+}  // namespace
+
+RankInfo rank_from_environment(const Environment& env) {
+  struct Source {
+    const char* rank;
+    const char* size;
+  };
+  static constexpr std::array<Source, 4> kSources{{{"RANK", "WORLD_SIZE"},
+                                                   {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                                   {"PMI_RANK", "PMI_SIZE"},
+                                                   {"SLURM_PROCID", "SLURM_NTASKS"}}};
+  for (const Source& source : kSources) {
+    auto rank = env.find(source.rank);
+    if (rank == env.end() || rank->second.empty()) continue;
+    RankInfo info;
+    info.source = source.rank;
+    info.rank = parse_number(source.rank, rank->second, 0);
+    auto size = env.find(source.size);
+    if (size == env.end() || size->second.empty()) {
+      throw Error(std::string(source.rank) + " is set but " + source.size +
+                  " is not; set both so every rank knows the group's size");
+    }
+    info.world_size = parse_number(source.size, size->second, 1);
+    if (info.rank >= info.world_size) {
+      throw Error(std::string(source.rank) + "=" + rank->second + " is not below " + source.size +
+                  "=" + std::to_string(info.world_size));
+    }
+    return info;
+  }
+  return RankInfo{};
+}
+
+}  // namespace tunelock

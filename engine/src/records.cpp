@@ -1,0 +1,77 @@
+#include "tunelock/records.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "tunelock/files.hpp"
+#include "tunelock/json_config.hpp"
+
+namespace tunelock {
+
+namespace fs = std::filesystem;
+
+void RecordStore::add(const std::string& arch, const std::string& qualified,
+                      const std::string& key, const Config& winner,
+                      std::vector<CandidateTiming> timings) {
+  std::lock_guard lock(mutex_);
+  records_[arch][qualified][key] = Recorded{winner, std::move(timings)};
+}
+
+void RecordStore::set_device(Provenance device) {
+  std::lock_guard lock(mutex_);
+  device_ = std::move(device);
+}
+
+bool RecordStore::empty() const {
+  std::lock_guard lock(mutex_);
+  return records_.empty();
+}
+
+void RecordStore::clear() {
+  std::lock_guard lock(mutex_);
+  records_.clear();
+}
+
+fs::path RecordStore::record_file(const fs::path& prefix, int rank) {
+  return fs::path(prefix.string() + ".rank" + std::to_string(rank) + ".json");
+}
+
+fs::path RecordStore::timings_file(const fs::path& prefix, int rank) {
+  return fs::path(prefix.string() + ".rank" + std::to_string(rank) + ".timings.json");
+}
+
+void RecordStore::write(const fs::path& prefix, int rank) const {
+  nlohmann::json winners = nlohmann::json::object();
+  nlohmann::json timings = nlohmann::json::object();
+  nlohmann::json device;
+  {
+    std::lock_guard lock(mutex_);
+    if (records_.empty()) return;
+    for (const auto& [arch, kernels] : records_) {
+      for (const auto& [qualified, keys] : kernels) {
+        for (const auto& [key, recorded] : keys) {
+          winners[arch][qualified][key] = config_to_json(recorded.winner);
+          nlohmann::json candidates = nlohmann::json::array();
+          for (const CandidateTiming& t : recorded.timings) {
+            candidates.push_back({{"signature", signature(t.config)},
+                                  {"config", config_to_json(t.config)},
+                                  {"median_ms", t.median_ms ? nlohmann::json(*t.median_ms)
+                                                            : nlohmann::json(nullptr)}});
+          }
+          timings[arch][qualified][key] = std::move(candidates);
+        }
+      }
+    }
+    device = {{"device_name", device_.device_name},
+              {"sm_count", device_.sm_count},
+              {"driver_version", device_.driver_version},
+              {"cuda_version", device_.cuda_version},
+              {"tool_version", device_.tool_version}};
+  }
+  const nlohmann::json sidecar = {
+      {"format_version", 1}, {"rank", rank}, {"device", device}, {"timings", timings}};
+  // The timings first: a record file is only ever beside its sidecar.
+  write_file_atomically(timings_file(prefix, rank), sidecar.dump(1) + "\n");
+  write_file_atomically(record_file(prefix, rank), winners.dump(1) + "\n");
+}
+
+}  // namespace tunelock

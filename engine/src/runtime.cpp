@@ -1,0 +1,199 @@
+#include "tunelock/runtime.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+
+#include "tunelock/error.hpp"
+#include "tunelock/files.hpp"
+#include "tunelock/launch_environment.hpp"
+#include "tunelock/log.hpp"
+#include "tunelock/policy_sources.hpp"
+#include "tunelock/table_search.hpp"
+
+namespace tunelock {
+
+Runtime::Runtime(int rank, Notices& notices)
+    : rank_(rank), notices_(notices), policy_(std::make_shared<const Policy>()) {}
+
+Runtime::~Runtime() = default;
+
+std::shared_ptr<const Policy> Runtime::policy() const {
+  std::lock_guard lock(mutex_);
+  return policy_;
+}
+
+void Runtime::install(const Policy& policy) {
+  policy.validate();
+  if (policy.effective_mode() == Mode::record) {
+    // Fail now, while the previous policy still stands, rather than at exit
+    // after a whole run of tuning.
+    ensure_writable_parent(RecordStore::record_file(policy.record_path, rank_));
+  }
+  std::shared_ptr<const Policy> previous;
+  {
+    std::lock_guard lock(mutex_);
+    if (*policy_ == policy) return;
+    previous = policy_;
+  }
+  write_pending_records(*previous);
+  {
+    std::lock_guard lock(mutex_);
+    policy_ = std::make_shared<const Policy>(policy);
+    tables_.clear();
+    groups_.clear();
+    conflict_reported_ = false;
+  }
+  log_.clear();
+  records_.clear();
+  notices_.reset();
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Runtime::write_pending_records(const Policy& policy) {
+  if (policy.effective_mode() != Mode::record || records_.empty()) return;
+  records_.write(policy.record_path, rank_);
+}
+
+std::shared_ptr<const Table> Runtime::table_for(std::string_view arch) {
+  std::shared_ptr<const Policy> current;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = tables_.find(arch); it != tables_.end()) return it->second;
+    current = policy_;
+  }
+  // Loaded outside the lock: a slow disk must not stall other threads' choices.
+  std::shared_ptr<const Table> table = load_table_for_arch(arch, current->table_path, true);
+  if (table) {
+    logger().info("using table {} for {} ({} entries, source: {})", arch, arch,
+                  table->entry_count(), table->provenance().source);
+  }
+  std::lock_guard lock(mutex_);
+  if (policy_ != current) return table;  // a new policy came in meanwhile: do not cache
+  return tables_.emplace(std::string(arch), table).first->second;
+}
+
+Choice Runtime::pinned_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
+                              std::span<const Config> candidates, bool log) {
+  const std::shared_ptr<const Policy> current = policy();
+  Choice choice;
+  if (current->chaos) {
+    choice = chaos_choice(kernel, key, candidates, static_cast<std::uint64_t>(rank_));
+  } else {
+    const std::shared_ptr<const Table> table = table_for(arch);
+    const SelectionRules rules{arch, table.get(), current->block_sizes, current->on_miss, &notices_};
+    choice = deterministic_choice(kernel, key, candidates, rules);
+  }
+  if (log) log_choice(arch, kernel, key, candidates[choice.index], ChoiceOrigin::pinned);
+  return choice;
+}
+
+bool Runtime::log_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
+                         const Config& chosen, ChoiceOrigin origin) {
+  if (!policy()->observes(kernel)) return false;  // out of scope or config-invariant
+  return log_.add(choice_log_key(arch, kernel.qualified(), key),
+                  choice_log_value(signature(chosen), origin));
+}
+
+std::string Runtime::choice_digest() const { return tunelock::choice_digest(log_.snapshot()); }
+
+VerifyResult Runtime::verify(Collective& group) {
+  const std::string id = group.group_id();
+  std::size_t cursor = 0;
+  {
+    std::lock_guard lock(mutex_);
+    cursor = groups_[id].cursor;
+  }
+  std::size_t next_cursor = 0;
+  const std::vector<ChoiceEntry> fresh = log_.since(cursor, &next_cursor);
+  const std::vector<std::string> gathered = group.all_gather(encode_batch(group.rank(), fresh));
+  if (gathered.size() != static_cast<std::size_t>(group.size())) {
+    throw Error("verify: group '" + id + "' returned " + std::to_string(gathered.size()) +
+                " payloads for " + std::to_string(group.size()) + " ranks");
+  }
+  std::vector<RankBatch> batches;
+  batches.reserve(gathered.size());
+  for (std::size_t r = 0; r < gathered.size(); ++r) {
+    const std::string origin = "verify: rank " + std::to_string(r) + " of group '" + id + "'";
+    batches.push_back(decode_batch(gathered[r], origin));
+    if (batches.back().rank != static_cast<int>(r))
+      throw Error(origin + ": batch claims rank " + std::to_string(batches.back().rank));
+  }
+
+  VerifyResult result;
+  bool report_now = false;
+  {
+    std::lock_guard lock(mutex_);
+    GroupCursor& state = groups_[id];
+    state.cursor = next_cursor;
+    result = state.agreement.fold(batches);
+    report_now = !result.conflicts.empty() && !conflict_reported_;
+    if (report_now) conflict_reported_ = true;
+  }
+  if (result.conflicts.empty()) return result;
+  const std::string report = conflict_report(result.conflicts);
+  if (report_now) logger().error("{}", report);
+  if (policy()->verify_strict) throw Error(report);
+  return result;
+}
+
+std::optional<bool> Runtime::maybe_verify(std::int64_t iteration, Collective& group) {
+  const int every = policy()->verify_every;
+  if (every <= 0 || iteration % every != 0) return std::nullopt;
+  return verify(group).agreed;
+}
+
+std::filesystem::path Runtime::choice_log_file(const std::filesystem::path& prefix, int rank) {
+  return std::filesystem::path(prefix.string() + ".rank" + std::to_string(rank) + ".json");
+}
+
+void Runtime::dump_choice_log(const std::filesystem::path& prefix) const {
+  const auto entries = log_.snapshot();
+  const nlohmann::json out = {{"format_version", 1},
+                              {"rank", rank_},
+                              {"digest", tunelock::choice_digest(entries)},
+                              {"entries", entries}};
+  write_file_atomically(choice_log_file(prefix, rank_), out.dump(1) + "\n");
+}
+
+void Runtime::flush(const std::filesystem::path& choice_log_prefix) {
+  write_pending_records(*policy());
+  if (!choice_log_prefix.empty()) dump_choice_log(choice_log_prefix);
+}
+
+namespace {
+
+// At exit nothing may throw: report and move on, so one bad path does not
+// hide the other file.
+void flush_at_exit() {
+  const char* choice_log = std::getenv("TUNELOCK_CHOICE_LOG");
+  try {
+    process_runtime().flush(choice_log ? choice_log : "");
+  } catch (const std::exception& e) {
+    logger().error("writing records or the choice log at exit failed: {}", e.what());
+  }
+}
+
+}  // namespace
+
+Runtime& process_runtime() {
+  static Runtime* runtime = [] {
+    // Leaked on purpose: it must outlive every static that may still choose
+    // during shutdown, and the atexit hook uses it.
+    auto* instance = new Runtime(rank_from_environment(process_environment()).rank,
+                                 process_notices());
+    std::atexit(flush_at_exit);
+    return instance;
+  }();
+  return *runtime;
+}
+
+Policy install_from_environment() {
+  const Environment env = process_environment();
+  Policy policy = policy_from_environment(env);
+  process_runtime().install(policy);
+  warn_if_mamba_env_ignored(env, policy, process_notices());
+  return policy;
+}
+
+}  // namespace tunelock
