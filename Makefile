@@ -25,6 +25,7 @@ demo: build
 
 bench: build
 	@$(BUILD)/tests/bench/engine_bench
+	@$(BUILD)/tests/bench/runtime_bench
 
 format:
 	@git ls-files '*.hpp' '*.cpp' | xargs clang-format -i

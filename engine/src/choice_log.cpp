@@ -34,7 +34,8 @@ std::size_t ChoiceLog::size() const {
 std::vector<ChoiceEntry> ChoiceLog::since(std::size_t cursor, std::size_t* next_cursor) const {
   std::lock_guard lock(mutex_);
   std::vector<ChoiceEntry> out;
-  if (cursor < entries_.size()) out.assign(entries_.begin() + static_cast<std::ptrdiff_t>(cursor), entries_.end());
+  if (cursor < entries_.size())
+    out.assign(entries_.begin() + static_cast<std::ptrdiff_t>(cursor), entries_.end());
   if (next_cursor) *next_cursor = entries_.size();
   return out;
 }
@@ -53,18 +54,17 @@ void ChoiceLog::clear() {
 }
 
 std::string choice_digest(const std::map<std::string, std::string>& entries) {
-  XXH3_state_t* state = XXH3_createState();
-  XXH3_128bits_reset(state);
-  bool first = true;
+  // One contiguous buffer hashed in one call: several times faster than
+  // streaming three small updates per entry.
+  std::size_t total = 0;
+  for (const auto& [key, value] : entries) total += key.size() + value.size() + 2;
+  std::string text;
+  text.reserve(total);
   for (const auto& [key, value] : entries) {  // std::map: sorted by key
-    if (!first) XXH3_128bits_update(state, "\n", 1);
-    first = false;
-    XXH3_128bits_update(state, key.data(), key.size());
-    XXH3_128bits_update(state, "=", 1);
-    XXH3_128bits_update(state, value.data(), value.size());
+    if (!text.empty()) text += '\n';
+    text.append(key).append("=").append(value);
   }
-  const XXH128_hash_t hash = XXH3_128bits_digest(state);
-  XXH3_freeState(state);
+  const XXH128_hash_t hash = XXH3_128bits(text.data(), text.size());
   XXH128_canonical_t canonical;
   XXH128_canonicalFromHash(&canonical, hash);
   std::string hex(32, '0');

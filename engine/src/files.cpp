@@ -33,7 +33,8 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw Error(path.string() + ": cannot create folder " + dir.string() + ": " + ec.message());
+  if (ec)
+    throw Error(path.string() + ": cannot create folder " + dir.string() + ": " + ec.message());
   // Unique per process and call, so concurrent writers never share a temp file.
   static std::atomic<unsigned> counter{0};
   const fs::path temp = dir / ("." + path.filename().string() + ".tmp." +
@@ -60,7 +61,8 @@ void ensure_writable_parent(const std::filesystem::path& path) {
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw Error(path.string() + ": cannot create folder " + dir.string() + ": " + ec.message());
+  if (ec)
+    throw Error(path.string() + ": cannot create folder " + dir.string() + ": " + ec.message());
   const fs::path probe = dir / (".tunelock-probe." + std::to_string(::getpid()));
   {
     std::ofstream out(probe, std::ios::binary);

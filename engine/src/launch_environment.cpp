@@ -12,8 +12,8 @@ int parse_number(const std::string& name, const std::string& text, int min) {
   int value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < min) {
-    throw Error(name + ": invalid value '" + text + "'; expected an integer >= " +
-                std::to_string(min));
+    throw Error(name + ": invalid value '" + text +
+                "'; expected an integer >= " + std::to_string(min));
   }
   return value;
 }

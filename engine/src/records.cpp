@@ -9,9 +9,8 @@ namespace tunelock {
 
 namespace fs = std::filesystem;
 
-void RecordStore::add(const std::string& arch, const std::string& qualified,
-                      const std::string& key, const Config& winner,
-                      std::vector<CandidateTiming> timings) {
+void RecordStore::add(const std::string& arch, const std::string& qualified, const std::string& key,
+                      const Config& winner, std::vector<CandidateTiming> timings) {
   std::lock_guard lock(mutex_);
   records_[arch][qualified][key] = Recorded{winner, std::move(timings)};
 }

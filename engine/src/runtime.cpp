@@ -81,7 +81,8 @@ Choice Runtime::pinned_choice(std::string_view arch, const KernelId& kernel, std
     choice = chaos_choice(kernel, key, candidates, static_cast<std::uint64_t>(rank_));
   } else {
     const std::shared_ptr<const Table> table = table_for(arch);
-    const SelectionRules rules{arch, table.get(), current->block_sizes, current->on_miss, &notices_};
+    const SelectionRules rules{arch, table.get(), current->block_sizes, current->on_miss,
+                               &notices_};
     choice = deterministic_choice(kernel, key, candidates, rules);
   }
   if (log) log_choice(arch, kernel, key, candidates[choice.index], ChoiceOrigin::pinned);
@@ -180,8 +181,8 @@ Runtime& process_runtime() {
   static Runtime* runtime = [] {
     // Leaked on purpose: it must outlive every static that may still choose
     // during shutdown, and the atexit hook uses it.
-    auto* instance = new Runtime(rank_from_environment(process_environment()).rank,
-                                 process_notices());
+    auto* instance =
+        new Runtime(rank_from_environment(process_environment()).rank, process_notices());
     std::atexit(flush_at_exit);
     return instance;
   }();

@@ -41,8 +41,7 @@ VerifyResult GroupAgreement::fold(std::span<const RankBatch> batches) {
 
 std::string conflict_report(std::span<const Conflict> conflicts) {
   if (conflicts.empty()) return {};
-  std::string out = "autotune choices differ across ranks for " +
-                    std::to_string(conflicts.size()) +
+  std::string out = "autotune choices differ across ranks for " + std::to_string(conflicts.size()) +
                     " kernel/shape key(s), which may change floating-point results:";
   for (const Conflict& c : conflicts) {
     out += "\n  " + c.key + ":";
@@ -65,8 +64,8 @@ std::string encode_batch(int rank, std::span<const ChoiceEntry> entries) {
   std::vector<flatbuffers::Offset<fb::ChoiceEntry>> offsets;
   offsets.reserve(entries.size());
   for (const ChoiceEntry& e : entries) {
-    offsets.push_back(fb::CreateChoiceEntry(builder, builder.CreateString(e.key),
-                                            builder.CreateString(e.value)));
+    offsets.push_back(
+        fb::CreateChoiceEntry(builder, builder.CreateString(e.key), builder.CreateString(e.value)));
   }
   auto batch = fb::CreateVerifyBatch(builder, 1, static_cast<std::uint32_t>(rank),
                                      builder.CreateVector(offsets));

@@ -2,8 +2,8 @@
 // dumps, rank variables, and choosing from many threads at once.
 #include <boost/test/unit_test.hpp>
 
-#include <nlohmann/json.hpp>
 #include <xxhash.h>
+#include <nlohmann/json.hpp>
 
 #include <thread>
 
@@ -119,8 +119,10 @@ BOOST_AUTO_TEST_CASE(changing_away_from_record_writes_pending_records_first) {
                         {{candidates()[0], 1.5}, {candidates()[1], std::nullopt}});
   runtime.install(pinned());
   const auto written = nlohmann::json::parse(read_file(dir.path() / "rec.rank3.json"));
-  BOOST_TEST(written == nlohmann::json::parse(
-                            R"({"sm90": {"pkg.ops.matmul": {"M=1": {"kwargs": {"BLOCK_M": 128}, "num_warps": 8, "num_stages": 3}}}})"));
+  BOOST_TEST(
+      written ==
+      nlohmann::json::parse(
+          R"({"sm90": {"pkg.ops.matmul": {"M=1": {"kwargs": {"BLOCK_M": 128}, "num_warps": 8, "num_stages": 3}}}})"));
   const auto timings = nlohmann::json::parse(read_file(dir.path() / "rec.rank3.timings.json"));
   BOOST_TEST(timings["rank"] == 3);
   const auto& list = timings["timings"]["sm90"]["pkg.ops.matmul"]["M=1"];
@@ -132,7 +134,9 @@ BOOST_AUTO_TEST_CASE(changing_away_from_record_writes_pending_records_first) {
 
 BOOST_AUTO_TEST_CASE(tables_load_from_the_policy_table_path_once_per_policy) {
   TempDir dir;
-  dir.write("sm90.json", R"({"arch": "sm90", "kernels": {"matmul": {"M=1": {"kwargs": {"BLOCK_M": 128}, "num_warps": 8, "num_stages": 3}}}})");
+  dir.write(
+      "sm90.json",
+      R"({"arch": "sm90", "kernels": {"matmul": {"M=1": {"kwargs": {"BLOCK_M": 128}, "num_warps": 8, "num_stages": 3}}}})");
   Notices notices;
   Runtime runtime(0, notices);
   Policy p = pinned();
@@ -167,7 +171,8 @@ BOOST_AUTO_TEST_CASE(single_variant_families_log_the_wildcard_key_once) {
   Runtime runtime(0, notices);
   const Config only = make_config({{"BLOCK", 64}}, 4, 2);
   BOOST_TEST(runtime.log_choice("host", KernelId{"demo", "norm"}, "*", only, ChoiceOrigin::pinned));
-  BOOST_TEST(!runtime.log_choice("host", KernelId{"demo", "norm"}, "*", only, ChoiceOrigin::pinned));
+  BOOST_TEST(
+      !runtime.log_choice("host", KernelId{"demo", "norm"}, "*", only, ChoiceOrigin::pinned));
   BOOST_TEST(runtime.choice_log().snapshot().count("host|demo.norm|*") == 1u);
 }
 
@@ -178,8 +183,10 @@ BOOST_AUTO_TEST_CASE(out_of_scope_and_config_invariant_kernels_are_not_logged) {
   p.modules = {"pkg"};
   p.config_invariant = {"layernorm"};
   runtime.install(p);
-  BOOST_TEST(!runtime.log_choice("sm90", KernelId{"other", "matmul"}, "M=1", candidates()[0], ChoiceOrigin::timed));
-  BOOST_TEST(!runtime.log_choice("sm90", KernelId{"pkg.ops", "layernorm"}, "M=1", candidates()[0], ChoiceOrigin::timed));
+  BOOST_TEST(!runtime.log_choice("sm90", KernelId{"other", "matmul"}, "M=1", candidates()[0],
+                                 ChoiceOrigin::timed));
+  BOOST_TEST(!runtime.log_choice("sm90", KernelId{"pkg.ops", "layernorm"}, "M=1", candidates()[0],
+                                 ChoiceOrigin::timed));
   BOOST_TEST(runtime.log_choice("sm90", kMatmul, "M=1", candidates()[0], ChoiceOrigin::pinned));
   BOOST_TEST(runtime.choice_log().size() == 1u);
 }
@@ -207,7 +214,8 @@ BOOST_AUTO_TEST_CASE(digest_is_xxh3_128_of_sorted_lines_in_canonical_hex) {
   const std::string text = "a|k|1=x;pinned\nb|k|2=y;timed";
   const XXH128_hash_t hash = XXH3_128bits(text.data(), text.size());
   char expected[33];
-  std::snprintf(expected, sizeof expected, "%016llx%016llx", static_cast<unsigned long long>(hash.high64),
+  std::snprintf(expected, sizeof expected, "%016llx%016llx",
+                static_cast<unsigned long long>(hash.high64),
                 static_cast<unsigned long long>(hash.low64));
   BOOST_TEST(choice_digest(entries) == std::string(expected));
   BOOST_TEST(choice_digest({}).size() == 32u);
@@ -229,13 +237,21 @@ BOOST_AUTO_TEST_SUITE(rank_environment)
 
 BOOST_AUTO_TEST_CASE(launcher_variables_are_read_in_documented_order) {
   BOOST_TEST((rank_from_environment({}) == RankInfo{0, 1, ""}));
-  BOOST_TEST((rank_from_environment({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "8"}}) == RankInfo{3, 8, "SLURM_PROCID"}));
-  BOOST_TEST((rank_from_environment({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "8"}}) ==
-              RankInfo{1, 2, "PMI_RANK"}));
-  BOOST_TEST((rank_from_environment({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"}, {"PMI_RANK", "1"}, {"PMI_SIZE", "2"}}) ==
-              RankInfo{2, 4, "OMPI_COMM_WORLD_RANK"}));
-  BOOST_TEST((rank_from_environment({{"RANK", "5"}, {"WORLD_SIZE", "6"}, {"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"}}) ==
-              RankInfo{5, 6, "RANK"}));
+  BOOST_TEST((rank_from_environment({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "8"}}) ==
+              RankInfo{3, 8, "SLURM_PROCID"}));
+  BOOST_TEST(
+      (rank_from_environment(
+           {{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "8"}}) ==
+       RankInfo{1, 2, "PMI_RANK"}));
+  BOOST_TEST(
+      (rank_from_environment({{"OMPI_COMM_WORLD_RANK", "2"},
+                              {"OMPI_COMM_WORLD_SIZE", "4"},
+                              {"PMI_RANK", "1"},
+                              {"PMI_SIZE", "2"}}) == RankInfo{2, 4, "OMPI_COMM_WORLD_RANK"}));
+  BOOST_TEST((rank_from_environment({{"RANK", "5"},
+                                     {"WORLD_SIZE", "6"},
+                                     {"OMPI_COMM_WORLD_RANK", "2"},
+                                     {"OMPI_COMM_WORLD_SIZE", "4"}}) == RankInfo{5, 6, "RANK"}));
 }
 
 BOOST_AUTO_TEST_CASE(bad_rank_variables_are_errors_naming_them) {
@@ -249,8 +265,10 @@ BOOST_AUTO_TEST_CASE(bad_rank_variables_are_errors_naming_them) {
   };
   BOOST_TEST(message({{"RANK", "x"}, {"WORLD_SIZE", "2"}}).starts_with("RANK: invalid value 'x'"));
   BOOST_TEST(message({{"RANK", "1"}}).starts_with("RANK is set but WORLD_SIZE is not"));
-  BOOST_TEST(message({{"RANK", "2"}, {"WORLD_SIZE", "2"}}).starts_with("RANK=2 is not below WORLD_SIZE=2"));
-  BOOST_TEST(message({{"RANK", "0"}, {"WORLD_SIZE", "0"}}).starts_with("WORLD_SIZE: invalid value '0'"));
+  BOOST_TEST(message({{"RANK", "2"}, {"WORLD_SIZE", "2"}})
+                 .starts_with("RANK=2 is not below WORLD_SIZE=2"));
+  BOOST_TEST(
+      message({{"RANK", "0"}, {"WORLD_SIZE", "0"}}).starts_with("WORLD_SIZE: invalid value '0'"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -269,7 +287,8 @@ BOOST_AUTO_TEST_CASE(eight_threads_choosing_at_once_agree_and_log_each_key_once)
     threads.emplace_back([&, t] {
       for (int k = 0; k < kKeys; ++k) {
         const int key = (k * 7 + t * 13) % kKeys;  // each thread in its own order
-        seen[t][key] = runtime.pinned_choice("sm90", kMatmul, "M=" + std::to_string(key), list).index;
+        seen[t][key] =
+            runtime.pinned_choice("sm90", kMatmul, "M=" + std::to_string(key), list).index;
       }
     });
   }

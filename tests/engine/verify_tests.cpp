@@ -76,13 +76,15 @@ BOOST_AUTO_TEST_CASE(one_conflicting_rank_fails_on_every_rank_naming_key_and_ran
     BOOST_TEST_REQUIRE(results[r].conflicts.size() == 1u);
     const Conflict& c = results[r].conflicts[0];
     BOOST_TEST(c.key == "sm90|pkg.ops.matmul|M=1");
-    BOOST_TEST((c.ranks_by_value.at("BLOCK_M=128;warps=8;stages=3;pinned") == std::set<int>{0, 1, 3}));
+    BOOST_TEST(
+        (c.ranks_by_value.at("BLOCK_M=128;warps=8;stages=3;pinned") == std::set<int>{0, 1, 3}));
     BOOST_TEST((c.ranks_by_value.at("BLOCK_M=32;warps=4;stages=2;pinned") == std::set<int>{2}));
   }
   // Each rank logs the report once; all four ranks share this process's logger.
   BOOST_TEST(captured.count("differ across ranks for 1 kernel/shape key(s)") == 4u);
-  BOOST_TEST(captured.count("sm90|pkg.ops.matmul|M=1: 'BLOCK_M=128;warps=8;stages=3;pinned' on ranks 0,1,3; "
-                            "'BLOCK_M=32;warps=4;stages=2;pinned' on rank 2") == 4u);
+  BOOST_TEST(captured.count(
+                 "sm90|pkg.ops.matmul|M=1: 'BLOCK_M=128;warps=8;stages=3;pinned' on ranks 0,1,3; "
+                 "'BLOCK_M=32;warps=4;stages=2;pinned' on rank 2") == 4u);
 }
 
 BOOST_AUTO_TEST_CASE(disjoint_keys_of_pipeline_stages_agree) {
@@ -161,8 +163,8 @@ BOOST_AUTO_TEST_CASE(a_conflict_with_an_earlier_agreed_entry_is_caught_and_the_v
     BOOST_TEST(results[r][0].agreed);
     BOOST_TEST(!results[r][1].agreed);
     BOOST_TEST_REQUIRE(results[r][1].conflicts.size() == 1u);
-    BOOST_TEST((results[r][1].conflicts[0].ranks_by_value.at("BLOCK_M=128;warps=8;stages=3;pinned") ==
-                std::set<int>{0}));
+    BOOST_TEST((results[r][1].conflicts[0].ranks_by_value.at(
+                    "BLOCK_M=128;warps=8;stages=3;pinned") == std::set<int>{0}));
     BOOST_TEST(!results[r][2].agreed);  // sticky
     BOOST_TEST(results[r][2].conflicts.empty());
   }

@@ -98,7 +98,9 @@ struct Policy {
 
   // True when the kernel's choices are pinned, logged and verified: in
   // scope and not config-invariant.
-  bool observes(const KernelId& kernel) const { return in_scope(kernel) && !is_config_invariant(kernel); }
+  bool observes(const KernelId& kernel) const {
+    return in_scope(kernel) && !is_config_invariant(kernel);
+  }
 
   // Throws Error naming the field and the fix when the policy cannot be carried out.
   void validate() const;

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the build into a scratch prefix, builds the consumer project with
+# find_package(tunelock), runs it, and checks the installed tree and the
+# choice log the consumer wrote at exit.
+set -euo pipefail
+build=$1 consumer=$2 generator=${3:-Ninja}
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
+for path in bin/tunelock include/tunelock/runtime.hpp include/tunelock/selection.hpp \
+            lib/cmake/tunelock/tunelockConfig.cmake share/tunelock/tables; do
+  [[ -e $scratch/prefix/$path ]] || { echo "FAIL: $path is not installed"; exit 1; }
+done
+
+cmake -S "$consumer" -B "$scratch/build" -G "$generator" -DCMAKE_PREFIX_PATH="$scratch/prefix" >/dev/null
+cmake --build "$scratch/build" >/dev/null
+
+out=$(TUNELOCK_MODE=pinned TUNELOCK_CHOICE_LOG="$scratch/log" "$scratch/build/consumer" 2>/dev/null)
+echo "consumer printed: $out"
+[[ $out == "BLOCK_M=32;warps=4;stages=2 min_cost "* ]] || { echo "FAIL: unexpected choice"; exit 1; }
+digest=${out##* }
+grep -q '"host|consumer.ops.matmul|M=64": "BLOCK_M=32;warps=4;stages=2;pinned"' "$scratch/log.rank0.json" \
+  || { echo "FAIL: choice log not written at exit"; cat "$scratch/log.rank0.json"; exit 1; }
+grep -q "\"digest\": \"$digest\"" "$scratch/log.rank0.json" || { echo "FAIL: digest differs"; exit 1; }
+
+# The installed CLI works from the prefix.
+"$scratch/prefix/bin/tunelock" policy --json >/dev/null
+echo "ok: installed tree builds and runs a find_package(tunelock) consumer"
