@@ -4,6 +4,7 @@
 
 #include "tunelock/files.hpp"
 #include "tunelock/json_config.hpp"
+#include "tunelock/version.hpp"
 
 namespace tunelock {
 
@@ -64,7 +65,8 @@ void RecordStore::write(const fs::path& prefix, int rank) const {
               {"sm_count", device_.sm_count},
               {"driver_version", device_.driver_version},
               {"cuda_version", device_.cuda_version},
-              {"tool_version", device_.tool_version}};
+              {"recorded_at", device_.recorded_at},
+              {"tool_version", std::string(tool_version())}};
   }
   const nlohmann::json sidecar = {
       {"format_version", 1}, {"rank", rank}, {"device", device}, {"timings", timings}};

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "tunelock/choice_log_file.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/launch_environment.hpp"
@@ -149,12 +150,8 @@ std::filesystem::path Runtime::choice_log_file(const std::filesystem::path& pref
 }
 
 void Runtime::dump_choice_log(const std::filesystem::path& prefix) const {
-  const auto entries = log_.snapshot();
-  const nlohmann::json out = {{"format_version", 1},
-                              {"rank", rank_},
-                              {"digest", tunelock::choice_digest(entries)},
-                              {"entries", entries}};
-  write_file_atomically(choice_log_file(prefix, rank_), out.dump(1) + "\n");
+  const ChoiceLogFile file{rank_, log_.snapshot(), {}};
+  write_file_atomically(choice_log_file(prefix, rank_), choice_log_to_json(file));
 }
 
 void Runtime::flush(const std::filesystem::path& choice_log_prefix) {

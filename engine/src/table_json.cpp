@@ -79,3 +79,36 @@ std::unique_ptr<InMemoryTable> table_from_json(std::string_view text, const std:
 }
 
 }  // namespace tunelock
+
+namespace tunelock {
+
+std::string table_to_json(const Table& table) {
+  using nlohmann::json;
+  const Provenance& p = table.provenance();
+  json kernels = json::object();
+  for (const std::string& kernel : table.kernels()) {
+    json keys = json::object();
+    for (const std::string& key : table.keys(kernel)) keys[key] = table_entry_to_json(*table.entry(kernel, key));
+    kernels[kernel] = std::move(keys);
+  }
+  json packages = json::object();
+  for (const auto& [name, version] : p.packages) packages[name] = version;
+  const json root = {
+      {"arch", std::string(table.arch())},
+      {"format_version", kTableFormatVersion},
+      {"kernels", std::move(kernels)},
+      {"packages", std::move(packages)},
+      {"provenance",
+       {{"cuda_version", p.cuda_version},
+        {"device_name", p.device_name},
+        {"driver_version", p.driver_version},
+        {"recorded_at", p.recorded_at},
+        {"sm_count", p.sm_count},
+        {"tool_version", p.tool_version}}},
+      {"source", p.source},
+      {"triton", p.triton},
+  };
+  return root.dump(1) + "\n";  // nlohmann's object is a std::map: keys come out sorted
+}
+
+}  // namespace tunelock

@@ -3,6 +3,7 @@
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/log.hpp"
+#include "tunelock/table_binary.hpp"
 #include "tunelock/table_json.hpp"
 
 namespace tunelock {

@@ -74,7 +74,8 @@ class Table {
   virtual std::vector<std::string> kernels() const = 0;
   virtual std::vector<std::string> keys(std::string_view kernel) const = 0;
 
-  std::size_t entry_count() const;
+  // Number of (kernel, key) entries. Tables that know it cheaply override.
+  virtual std::size_t entry_count() const;
 };
 
 // A table held in memory: what the JSON loader builds and what merge fills.

@@ -21,7 +21,7 @@ std::filesystem::path installed_tables_dir();
 std::optional<std::filesystem::path> table_file_in(const std::filesystem::path& dir,
                                                    std::string_view arch);
 
-// Loads a table file by extension (.json; .tlb is the binary form).
+// Loads a table file by extension: .tlb is the binary form, anything else JSON.
 std::unique_ptr<Table> load_table_file(const std::filesystem::path& path);
 
 // The arch's table along `search_path`, or null when there is none. Each

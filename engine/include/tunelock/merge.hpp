@@ -1,0 +1,80 @@
+// Turning record files into a table. A pure function of the files'
+// contents: no clock, no file order, no file names. Per (kernel, key) the
+// majority wins; ties go to the best aggregated timing when timing sidecars
+// exist (the median of every rank's median for that candidate), then to the
+// smallest signature.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tunelock/config.hpp"
+#include "tunelock/table.hpp"
+
+namespace tunelock {
+
+// (arch, qualified kernel, tuning key)
+using RecordKey = std::tuple<std::string, std::string, std::string>;
+
+struct TimedCandidate {
+  std::string signature;
+  std::optional<double> median_ms;  // empty: failed to run
+};
+
+// One rank's record file, with its timing sidecar when there is one.
+struct RecordFile {
+  std::string origin;                            // for messages
+  std::map<RecordKey, Config> winners;
+  bool has_timings = false;
+  int rank = -1;                                 // from the sidecar; -1 unknown
+  Provenance device;                             // from the sidecar
+  std::map<RecordKey, std::vector<TimedCandidate>> timings;
+};
+
+// `{arch: {qualified: {key: config}}}`. Throws Error naming origin and path.
+RecordFile record_from_json(std::string_view text, const std::string& origin);
+
+// Adds a `.timings.json` sidecar's contents. Throws Error naming origin.
+void add_timings_from_json(RecordFile& record, std::string_view text, const std::string& origin);
+
+// Reads `<prefix>.rankN.json` and, when present beside it,
+// `<prefix>.rankN.timings.json`.
+RecordFile load_record_file(const std::filesystem::path& path);
+
+// Every distinct winner of one key across ranks.
+struct Vote {
+  std::string signature;
+  Config config;
+  int count = 0;
+  std::vector<double> timings_ms;  // every rank's median for this candidate, sorted; failures left out
+};
+
+struct KeyVerdict {
+  RecordKey key;
+  std::vector<Vote> votes;  // most votes first, then the tie-break order
+  std::string decided_by;   // "unanimous", "majority", "timing" or "signature"
+};
+
+struct MergeResult {
+  std::unique_ptr<InMemoryTable> table;
+  std::vector<KeyVerdict> disagreements;  // keys where ranks chose differently, sorted
+};
+
+// Every key's verdict, sorted by key.
+std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records);
+
+// REQUIRES: records non-empty. `arch` may be empty when the records hold a
+// single architecture; otherwise it picks one (Error when it is absent).
+MergeResult merge_records(const std::vector<RecordFile>& records, const std::string& arch,
+                          const std::string& source);
+
+// The disagreement report: each key, its winners with vote counts and, where
+// timings exist, the spread that explains it. Empty when all ranks agreed.
+std::string disagreement_report(const std::vector<KeyVerdict>& disagreements);
+
+}  // namespace tunelock

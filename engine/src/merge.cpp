@@ -1,0 +1,255 @@
+#include "tunelock/merge.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "json_checks.hpp"
+#include "tunelock/error.hpp"
+#include "tunelock/files.hpp"
+#include "tunelock/json_config.hpp"
+#include "tunelock/version.hpp"
+
+namespace tunelock {
+namespace {
+
+using namespace json_checks;
+using nlohmann::json;
+
+constexpr double kNoTiming = std::numeric_limits<double>::infinity();
+
+// Calls `visit(arch, qualified, key, value, where)` for every leaf of an
+// {arch: {qualified: {key: value}}} object, checking the shape on the way.
+template <typename Visit>
+void walk_three_levels(const json& root, const std::string& where, Visit visit) {
+  require_object(root, where);
+  for (const auto& [arch, kernels] : root.items()) {
+    const std::string arch_where = member_path(where, arch);
+    require_object(kernels, arch_where);
+    for (const auto& [qualified, keys] : kernels.items()) {
+      const std::string kernel_where = member_path(arch_where, qualified);
+      require_object(keys, kernel_where);
+      for (const auto& [key, value] : keys.items())
+        visit(arch, qualified, key, value, kernel_where + "[\"" + key + "\"]");
+    }
+  }
+}
+
+double aggregated(const Vote& vote) {
+  if (vote.timings_ms.empty()) return kNoTiming;
+  const auto& t = vote.timings_ms;  // sorted: the median is order-free
+  const std::size_t n = t.size();
+  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+std::string key_text(const RecordKey& key) {
+  return std::get<0>(key) + "|" + std::get<1>(key) + "|" + std::get<2>(key);
+}
+
+}  // namespace
+
+RecordFile record_from_json(std::string_view text, const std::string& origin) {
+  const json root = parse_json(text, origin);
+  RecordFile record;
+  record.origin = origin;
+  walk_three_levels(root, origin + ": ",
+                    [&](const std::string& arch, const std::string& qualified, const std::string& key,
+                        const json& value, const std::string& where) {
+                      record.winners[{arch, qualified, key}] = config_from_json(value, where);
+                    });
+  return record;
+}
+
+void add_timings_from_json(RecordFile& record, std::string_view text, const std::string& origin) {
+  const json root = parse_json(text, origin);
+  const std::string where = origin + ": ";
+  require_object(root, origin);
+  if (const json* version = find_member(root, "format_version")) {
+    if (require_int(*version, where + "format_version", 1) > 1)
+      throw Error(where + "format_version " + version->dump() + " is newer than this tunelock supports (1)");
+  }
+  if (const json* rank = find_member(root, "rank")) record.rank = static_cast<int>(require_int(*rank, where + "rank", 0, 1 << 30));
+  if (const json* device = find_member(root, "device")) {
+    require_object(*device, where + "device");
+    auto text_of = [&](const char* field) {
+      const json* v = find_member(*device, field);
+      return v ? require_string(*v, where + "device." + field) : std::string();
+    };
+    record.device.device_name = text_of("device_name");
+    record.device.driver_version = text_of("driver_version");
+    record.device.cuda_version = text_of("cuda_version");
+    record.device.tool_version = text_of("tool_version");
+    record.device.recorded_at = text_of("recorded_at");
+    if (const json* sm = find_member(*device, "sm_count"))
+      record.device.sm_count = require_int(*sm, where + "device.sm_count", 0);
+  }
+  const json* timings = find_member(root, "timings");
+  if (!timings) throw Error(where + "timings: missing");
+  walk_three_levels(*timings, where + "timings",
+                    [&](const std::string& arch, const std::string& qualified, const std::string& key,
+                        const json& value, const std::string& at) {
+                      require_array(value, at);
+                      std::vector<TimedCandidate> candidates;
+                      for (std::size_t i = 0; i < value.size(); ++i) {
+                        const std::string item = index_path(at, i);
+                        require_object(value[i], item);
+                        const json* sig = find_member(value[i], "signature");
+                        if (!sig) throw Error(member_path(item, "signature") + ": missing");
+                        TimedCandidate candidate{require_string(*sig, member_path(item, "signature")), {}};
+                        const json* ms = find_member(value[i], "median_ms");
+                        if (ms && !ms->is_null()) {
+                          if (!ms->is_number() || !(ms->get<double>() >= 0) || !std::isfinite(ms->get<double>()))
+                            throw Error(member_path(item, "median_ms") + ": expected a non-negative number or null, got " + describe(*ms));
+                          candidate.median_ms = ms->get<double>();
+                        }
+                        candidates.push_back(std::move(candidate));
+                      }
+                      record.timings[{arch, qualified, key}] = std::move(candidates);
+                    });
+  record.has_timings = true;
+}
+
+RecordFile load_record_file(const std::filesystem::path& path) {
+  RecordFile record = record_from_json(read_file(path), path.string());
+  std::string sidecar = path.string();
+  if (sidecar.ends_with(".json")) {
+    sidecar.replace(sidecar.size() - 5, 5, ".timings.json");
+    std::error_code ec;
+    if (std::filesystem::exists(sidecar, ec)) add_timings_from_json(record, read_file(sidecar), sidecar);
+  }
+  return record;
+}
+
+std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
+  std::map<RecordKey, std::map<std::string, Vote>> votes;
+  for (const RecordFile& record : records) {
+    for (const auto& [key, config] : record.winners) {
+      Vote& vote = votes[key][signature(config)];
+      vote.signature = signature(config);
+      vote.config = config;
+      ++vote.count;
+    }
+  }
+  for (const RecordFile& record : records) {
+    for (const auto& [key, candidates] : record.timings) {
+      auto by_key = votes.find(key);
+      if (by_key == votes.end()) continue;
+      for (const TimedCandidate& c : candidates) {
+        auto vote = by_key->second.find(c.signature);
+        if (vote != by_key->second.end() && c.median_ms) vote->second.timings_ms.push_back(*c.median_ms);
+      }
+    }
+  }
+  std::vector<KeyVerdict> out;
+  for (auto& [key, by_signature] : votes) {
+    KeyVerdict verdict{key, {}, "unanimous"};
+    for (auto& [sig, vote] : by_signature) {
+      std::sort(vote.timings_ms.begin(), vote.timings_ms.end());
+      verdict.votes.push_back(std::move(vote));
+    }
+    std::sort(verdict.votes.begin(), verdict.votes.end(), [](const Vote& a, const Vote& b) {
+      if (a.count != b.count) return a.count > b.count;
+      if (aggregated(a) != aggregated(b)) return aggregated(a) < aggregated(b);
+      return a.signature < b.signature;
+    });
+    if (verdict.votes.size() > 1) {
+      const Vote& first = verdict.votes[0];
+      const Vote& second = verdict.votes[1];
+      if (first.count != second.count)
+        verdict.decided_by = "majority";
+      else if (aggregated(first) != aggregated(second))
+        verdict.decided_by = "timing";
+      else
+        verdict.decided_by = "signature";
+    }
+    out.push_back(std::move(verdict));
+  }
+  return out;
+}
+
+MergeResult merge_records(const std::vector<RecordFile>& records, const std::string& arch,
+                          const std::string& source) {
+  std::set<std::string> archs;
+  for (const RecordFile& r : records)
+    for (const auto& [key, config] : r.winners) archs.insert(std::get<0>(key));
+  std::string chosen = arch;
+  if (chosen.empty()) {
+    if (archs.size() > 1) {
+      std::string list;
+      for (const std::string& a : archs) list += (list.empty() ? "" : ", ") + a;
+      throw Error("the records hold several architectures (" + list + "); pick one with --arch");
+    }
+    if (archs.empty()) throw Error("the records hold no entries; nothing to merge");
+    chosen = *archs.begin();
+  } else if (!archs.count(chosen)) {
+    throw Error("the records hold no entries for " + chosen);
+  }
+
+  // Device provenance, order-free: every distinct value, sorted.
+  std::set<std::string> devices, drivers, cudas;
+  std::set<std::int64_t> sm_counts;
+  std::string recorded_at;
+  for (const RecordFile& r : records) {
+    if (!r.has_timings) continue;
+    if (!r.device.device_name.empty()) devices.insert(r.device.device_name);
+    if (!r.device.driver_version.empty()) drivers.insert(r.device.driver_version);
+    if (!r.device.cuda_version.empty()) cudas.insert(r.device.cuda_version);
+    if (r.device.sm_count) sm_counts.insert(r.device.sm_count);
+    recorded_at = std::max(recorded_at, r.device.recorded_at);
+  }
+  auto joined = [](const std::set<std::string>& values) {
+    std::string out;
+    for (const std::string& v : values) out += (out.empty() ? "" : " | ") + v;
+    return out;
+  };
+  Provenance provenance;
+  provenance.source = source.empty() ? "tunelock merge: majority vote over " +
+                                           std::to_string(records.size()) + " record file(s)"
+                                     : source;
+  provenance.tool_version = std::string(tool_version());
+  provenance.device_name = joined(devices);
+  provenance.driver_version = joined(drivers);
+  provenance.cuda_version = joined(cudas);
+  provenance.sm_count = sm_counts.size() == 1 ? *sm_counts.begin() : 0;
+  provenance.recorded_at = recorded_at;
+
+  MergeResult result{std::make_unique<InMemoryTable>(chosen, provenance), {}};
+  for (KeyVerdict& verdict : tally(records)) {
+    const auto& [key_arch, qualified, key] = verdict.key;
+    if (key_arch != chosen) continue;
+    const Config& winner = verdict.votes[0].config;
+    result.table->set(qualified, key, TableEntry{winner, winner.num_ctas != 1});
+    if (verdict.votes.size() > 1) result.disagreements.push_back(std::move(verdict));
+  }
+  return result;
+}
+
+std::string disagreement_report(const std::vector<KeyVerdict>& disagreements) {
+  if (disagreements.empty()) return {};
+  std::string out = fmt::format("{} key(s) where ranks chose differently:\n", disagreements.size());
+  for (const KeyVerdict& v : disagreements) {
+    out += key_text(v.key) + "\n";
+    for (const Vote& vote : v.votes) {
+      out += fmt::format("  {} vote(s): {}", vote.count, vote.signature);
+      if (!vote.timings_ms.empty()) {
+        out += fmt::format("  timed {:.4g}..{:.4g} ms, median {:.4g} ms over {} rank(s)",
+                           vote.timings_ms.front(), vote.timings_ms.back(), aggregated(vote),
+                           vote.timings_ms.size());
+      }
+      out += "\n";
+    }
+    out += fmt::format("  -> kept {} ({})", v.votes[0].signature, v.decided_by);
+    const double best = aggregated(v.votes[0]), runner = aggregated(v.votes[1]);
+    if (best != kNoTiming && runner != kNoTiming && std::min(best, runner) > 0) {
+      out += fmt::format("; the winners' medians differ by {:.1f}%, within timing noise when small",
+                         100.0 * std::abs(runner - best) / std::min(best, runner));
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace tunelock

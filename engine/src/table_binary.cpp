@@ -1,0 +1,291 @@
+#include "tunelock/table_binary.hpp"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <algorithm>
+#include <map>
+
+#include "tunelock/error.hpp"
+#include "tunelock/fb/table_generated.h"
+#include "tunelock/table_format.hpp"
+
+namespace tunelock {
+namespace {
+
+using FbStrings = flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>;
+
+std::string_view view(const flatbuffers::String* s) { return {s->c_str(), s->size()}; }
+
+// ---- Writing ----
+
+flatbuffers::Offset<fb::TableConfig> write_config(flatbuffers::FlatBufferBuilder& b,
+                                                  const TableEntry& entry) {
+  std::vector<flatbuffers::Offset<fb::Param>> params;
+  for (const Param& p : entry.config.params)
+    params.push_back(fb::CreateParam(b, b.CreateString(p.name), p.value));
+  const auto params_offset = b.CreateVector(params);
+  fb::TableConfigBuilder config(b);
+  config.add_params(params_offset);
+  config.add_num_warps(entry.config.num_warps);
+  config.add_num_stages(entry.config.num_stages);
+  config.add_num_ctas(entry.config.num_ctas);
+  config.add_names_ctas(entry.names_ctas);
+  if (entry.config.maxnreg) config.add_maxnreg(*entry.config.maxnreg);
+  return config.Finish();
+}
+
+flatbuffers::Offset<fb::Provenance> write_provenance(flatbuffers::FlatBufferBuilder& b,
+                                                     const Provenance& p) {
+  std::vector<std::string> names, versions;
+  for (const auto& [name, version] : p.packages) {
+    names.push_back(name);
+    versions.push_back(version);
+  }
+  const auto names_offset = b.CreateVectorOfStrings(names);
+  const auto versions_offset = b.CreateVectorOfStrings(versions);
+  // Arguments are built before CreateProvenance starts its table, as required.
+  return fb::CreateProvenance(b, b.CreateString(p.source), b.CreateString(p.tool_version),
+                              b.CreateString(p.device_name), p.sm_count,
+                              b.CreateString(p.driver_version), b.CreateString(p.cuda_version),
+                              b.CreateString(p.recorded_at), b.CreateString(p.triton),
+                              names_offset, versions_offset);
+}
+
+// ---- Reading ----
+
+// The checks the FlatBuffers verifier cannot make: what lookups and
+// decisions rely on. O(entries), run on every load.
+void check_semantics(const fb::TunedTable& table, const std::string& origin) {
+  if (table.format_version() > static_cast<std::uint32_t>(kTableFormatVersion)) {
+    throw Error(origin + ": format_version " + std::to_string(table.format_version()) +
+                " is newer than this tunelock supports (" + std::to_string(kTableFormatVersion) +
+                "); upgrade tunelock");
+  }
+  check_arch_name(view(table.arch()), origin + ": arch");
+  const auto config_count = table.configs()->size();
+  for (flatbuffers::uoffset_t c = 0; c < config_count; ++c) {
+    const fb::TableConfig* config = table.configs()->Get(c);
+    const std::string where = origin + ": configs[" + std::to_string(c) + "]";
+    if (config->num_warps() < 0 || config->num_stages() < 0 || config->num_ctas() < 1 ||
+        (config->maxnreg() && *config->maxnreg() < 1))
+      throw Error(where + ": launch option out of range");
+    if (!config->params()) continue;
+    std::string_view previous;
+    for (flatbuffers::uoffset_t i = 0; i < config->params()->size(); ++i) {
+      const fb::Param* p = config->params()->Get(i);
+      if (i > 0 && !(previous < view(p->name()))) throw Error(where + ": params not sorted and unique");
+      if (view(p->name()).empty() || (is_block_param(view(p->name())) && p->value() < 1))
+        throw Error(where + ": parameter '" + p->name()->str() + "' out of range");
+      previous = view(p->name());
+    }
+  }
+  std::string_view previous_kernel;
+  for (flatbuffers::uoffset_t k = 0; k < table.kernels()->size(); ++k) {
+    const fb::Kernel* kernel = table.kernels()->Get(k);
+    const std::string where = origin + ": kernels[" + std::to_string(k) + "]";
+    if (view(kernel->name()).empty() || (k > 0 && !(previous_kernel < view(kernel->name()))))
+      throw Error(where + ": kernel names not sorted and unique");
+    previous_kernel = view(kernel->name());
+    const FbStrings& keys = *kernel->keys();
+    if (keys.size() != kernel->configs()->size())
+      throw Error(where + ": " + std::to_string(keys.size()) + " keys but " +
+                  std::to_string(kernel->configs()->size()) + " config references");
+    for (flatbuffers::uoffset_t i = 0; i < keys.size(); ++i) {
+      if (view(keys.Get(i)).empty() || (i > 0 && !(view(keys.Get(i - 1)) < view(keys.Get(i)))))
+        throw Error(where + " (" + kernel->name()->str() + "): keys not sorted and unique");
+      if (kernel->configs()->Get(i) >= config_count)
+        throw Error(where + " (" + kernel->name()->str() + "): config reference out of range");
+    }
+  }
+}
+
+Provenance read_provenance(const fb::Provenance* p, const std::string& origin) {
+  Provenance out;
+  if (!p) return out;
+  auto str = [](const flatbuffers::String* s) { return s ? s->str() : std::string(); };
+  out.source = str(p->source());
+  out.tool_version = str(p->tool_version());
+  out.device_name = str(p->device_name());
+  out.sm_count = p->sm_count();
+  out.driver_version = str(p->driver_version());
+  out.cuda_version = str(p->cuda_version());
+  out.recorded_at = str(p->recorded_at());
+  out.triton = str(p->triton());
+  const auto* names = p->package_names();
+  const auto* versions = p->package_versions();
+  if ((names ? names->size() : 0) != (versions ? versions->size() : 0))
+    throw Error(origin + ": provenance package names and versions differ in count");
+  for (flatbuffers::uoffset_t i = 0; names && i < names->size(); ++i)
+    out.packages[names->Get(i)->str()] = versions->Get(i)->str();
+  return out;
+}
+
+bool param_equal(const fb::Param* stored, const Param& live) {
+  return stored->value() == live.value && view(stored->name()) == live.name;
+}
+
+bool config_matches(const fb::TableConfig& stored, const Config& live) {
+  if (stored.num_warps() != live.num_warps || stored.num_stages() != live.num_stages) return false;
+  if (stored.names_ctas() && stored.num_ctas() != live.num_ctas) return false;
+  if (stored.maxnreg() && (!live.maxnreg || *stored.maxnreg() != *live.maxnreg)) return false;
+  const auto* params = stored.params();
+  const std::size_t count = params ? params->size() : 0;
+  if (count != live.params.size()) return false;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!param_equal(params->Get(static_cast<flatbuffers::uoffset_t>(i)), live.params[i])) return false;
+  }
+  return true;
+}
+
+TableEntry decode_config(const fb::TableConfig& stored) {
+  TableEntry entry;
+  if (stored.params()) {
+    for (const fb::Param* p : *stored.params()) entry.config.params.push_back(Param{p->name()->str(), p->value()});
+  }
+  entry.config.num_warps = stored.num_warps();
+  entry.config.num_stages = stored.num_stages();
+  entry.config.num_ctas = stored.num_ctas();
+  if (stored.maxnreg()) entry.config.maxnreg = *stored.maxnreg();
+  entry.names_ctas = stored.names_ctas();
+  return entry;
+}
+
+// Index of `name` in a sorted vector, by binary search, or -1.
+template <typename Vector, typename Name>
+std::ptrdiff_t find_sorted(const Vector& items, std::string_view name, Name name_of) {
+  std::size_t low = 0, high = items.size();
+  while (low < high) {
+    const std::size_t mid = low + (high - low) / 2;
+    const std::string_view here = name_of(items.Get(static_cast<flatbuffers::uoffset_t>(mid)));
+    if (here < name)
+      low = mid + 1;
+    else
+      high = mid;
+  }
+  if (low < items.size() && name_of(items.Get(static_cast<flatbuffers::uoffset_t>(low))) == name)
+    return static_cast<std::ptrdiff_t>(low);
+  return -1;
+}
+
+class BinaryTable final : public Table {
+ public:
+  BinaryTable(std::string bytes, const std::string& origin) : bytes_(std::move(bytes)) {
+    const auto* data = reinterpret_cast<const std::uint8_t*>(bytes_.data());
+    if (!looks_like_binary_table(bytes_))
+      throw Error(origin + ": not a binary tunelock table (no TLTB identifier)");
+    // A million-entry table holds far more objects than the verifier's
+    // default limit of a million tables.
+    flatbuffers::Verifier verifier(data, bytes_.size(), 64, 1u << 31);
+    if (!fb::VerifyTunedTableBuffer(verifier))
+      throw Error(origin + ": corrupt binary table (truncated or damaged; the FlatBuffers verifier rejected it)");
+    root_ = fb::GetTunedTable(data);
+    check_semantics(*root_, origin);
+    arch_ = root_->arch()->str();
+    provenance_ = read_provenance(root_->provenance(), origin);
+  }
+
+  std::string_view arch() const override { return arch_; }
+  const Provenance& provenance() const override { return provenance_; }
+
+  std::optional<TableEntry> entry(std::string_view kernel, std::string_view key) const override {
+    const fb::TableConfig* stored = find(kernel, key);
+    if (!stored) return std::nullopt;
+    return decode_config(*stored);
+  }
+
+  EntryMatch match(std::string_view kernel, std::string_view key,
+                   std::span<const Config> candidates) const override {
+    const fb::TableConfig* stored = find(kernel, key);
+    if (!stored) return {};
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (config_matches(*stored, candidates[i])) return {true, i};
+    }
+    return {true, std::nullopt};
+  }
+
+  std::vector<std::string> kernels() const override {
+    std::vector<std::string> out;
+    for (const fb::Kernel* k : *root_->kernels()) out.push_back(k->name()->str());
+    return out;  // stored sorted
+  }
+
+  std::vector<std::string> keys(std::string_view kernel) const override {
+    std::vector<std::string> out;
+    const fb::Kernel* k = find_kernel(kernel);
+    if (k) {
+      for (const flatbuffers::String* key : *k->keys()) out.push_back(key->str());
+    }
+    return out;
+  }
+
+  std::size_t entry_count() const override {
+    std::size_t count = 0;
+    for (const fb::Kernel* k : *root_->kernels()) count += k->keys()->size();
+    return count;
+  }
+
+ private:
+  const fb::Kernel* find_kernel(std::string_view name) const {
+    const auto index = find_sorted(*root_->kernels(), name, [](const fb::Kernel* k) { return view(k->name()); });
+    return index < 0 ? nullptr : root_->kernels()->Get(static_cast<flatbuffers::uoffset_t>(index));
+  }
+
+  const fb::TableConfig* find(std::string_view kernel, std::string_view key) const {
+    const fb::Kernel* k = find_kernel(kernel);
+    if (!k) return nullptr;
+    const auto index = find_sorted(*k->keys(), key, [](const flatbuffers::String* s) { return view(s); });
+    if (index < 0) return nullptr;
+    return root_->configs()->Get(k->configs()->Get(static_cast<flatbuffers::uoffset_t>(index)));
+  }
+
+  std::string bytes_;
+  const fb::TunedTable* root_ = nullptr;
+  std::string arch_;
+  Provenance provenance_;
+};
+
+}  // namespace
+
+bool looks_like_binary_table(std::string_view bytes) {
+  return bytes.size() >= 8 &&
+         flatbuffers::BufferHasIdentifier(bytes.data(), fb::TunedTableIdentifier());
+}
+
+std::string table_to_binary(const Table& table) {
+  flatbuffers::FlatBufferBuilder b(1024);
+  // Identical configs are stored once: a table has many keys, few configs.
+  std::map<std::pair<std::string, bool>, std::uint32_t> config_index;
+  std::vector<flatbuffers::Offset<fb::TableConfig>> configs;
+  std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
+  for (const std::string& kernel : table.kernels()) {
+    std::vector<flatbuffers::Offset<flatbuffers::String>> keys;
+    std::vector<std::uint32_t> refs;
+    for (const std::string& key : table.keys(kernel)) {
+      const TableEntry entry = *table.entry(kernel, key);
+      auto [it, inserted] = config_index.try_emplace({signature(entry.config), entry.names_ctas},
+                                                     static_cast<std::uint32_t>(configs.size()));
+      if (inserted) configs.push_back(write_config(b, entry));
+      keys.push_back(b.CreateString(key));
+      refs.push_back(it->second);
+    }
+    const auto name = b.CreateString(kernel);
+    const auto keys_offset = b.CreateVector(keys);
+    const auto refs_offset = b.CreateVector(refs);
+    kernels.push_back(fb::CreateKernel(b, name, keys_offset, refs_offset));
+  }
+  const auto arch = b.CreateString(std::string(table.arch()));
+  const auto provenance = write_provenance(b, table.provenance());
+  const auto configs_offset = b.CreateVector(configs);
+  const auto kernels_offset = b.CreateVector(kernels);  // table.kernels() is sorted
+  const auto root = fb::CreateTunedTable(b, static_cast<std::uint32_t>(kTableFormatVersion), arch,
+                                    provenance, configs_offset, kernels_offset);
+  fb::FinishTunedTableBuffer(b, root);
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+std::unique_ptr<Table> table_from_binary(std::string bytes, const std::string& origin) {
+  if (bytes.empty()) throw Error(origin + ": empty file, expected a binary table");
+  return std::make_unique<BinaryTable>(std::move(bytes), origin);
+}
+
+}  // namespace tunelock

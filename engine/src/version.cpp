@@ -1,0 +1,7 @@
+#include "tunelock/version.hpp"
+
+namespace tunelock {
+
+std::string_view tool_version() { return TUNELOCK_VERSION; }
+
+}  // namespace tunelock
