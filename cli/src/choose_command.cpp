@@ -29,6 +29,7 @@ struct ChooseOptions {
   std::int64_t rank = 0;
   bool rank_given = false;
   bool json = false;
+  bool explain = false;
 };
 
 // The arch to decide for: --arch, else the arch of the first table file
@@ -60,6 +61,25 @@ std::vector<BlockSize> block_sizes_from(const std::vector<std::string>& flags) {
   return policy.block_sizes;
 }
 
+// The decision in words: every candidate with its cost, what each rule
+// found (lines written by the rules themselves), and the outcome.
+void print_explanation(const ChooseOptions& options, const std::string& arch,
+                       const std::vector<Config>& candidates,
+                       const std::vector<std::string>& explanation, const Choice& choice,
+                       std::ostream& out) {
+  out << options.kernel << " [" << options.key << "] on " << arch << ", " << candidates.size()
+      << " candidate(s); cost = (BLOCK* product x max(stages,1), max(warps,1)), lower is cheaper:\n";
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const Cost cost = estimate_cost(candidates[i]);
+    out << "  [" << i << "] " << signature(candidates[i]) << "  cost (" << cost.block << ", "
+        << cost.warps << ")" << (i == choice.index ? "  <- chosen" : "") << "\n";
+  }
+  out << "rules, in order:\n";
+  for (const std::string& line : explanation) out << "  " << line << "\n";
+  out << "decision: candidate " << choice.index << " " << signature(candidates[choice.index]) << " ("
+      << to_string(choice.reason) << ")\n";
+}
+
 int choose(const ChooseOptions& options, Streams& streams) {
   const CandidateManifest manifest =
       candidates_from_json(read_file(options.candidates), options.candidates);
@@ -68,6 +88,7 @@ int choose(const ChooseOptions& options, Streams& streams) {
   const std::vector<BlockSize> block_sizes = block_sizes_from(options.blocks);
 
   const KernelId kernel = KernelId::parse(options.kernel);
+  std::vector<std::string> explanation;
   Choice choice;
   if (options.chaos) {
     if (!options.rank_given) throw Error("--chaos needs --rank N (this rank's number, N >= 0)");
@@ -81,6 +102,7 @@ int choose(const ChooseOptions& options, Streams& streams) {
       logger().warn("no table for {} among the --table arguments", arch);
     SelectionRules rules{arch, table.get(), block_sizes,
                          options.on_miss == "error" ? OnMiss::error : OnMiss::min_cost};
+    if (options.explain) rules.explanation = &explanation;
     choice = deterministic_choice(kernel, options.key, candidates, rules);
   }
 
@@ -89,7 +111,10 @@ int choose(const ChooseOptions& options, Streams& streams) {
     nlohmann::ordered_json out = {{"index", choice.index},
                                   {"signature", chosen},
                                   {"reason", std::string(to_string(choice.reason))}};
+    if (options.explain) out["explanation"] = explanation;
     streams.out << out.dump() << "\n";
+  } else if (options.explain) {
+    print_explanation(options, arch, candidates, explanation, choice, streams.out);
   } else {
     streams.out << options.kernel << " [" << options.key << "] on " << arch << ": candidate "
                 << choice.index << " " << chosen << " (" << to_string(choice.reason) << ")\n";
@@ -122,6 +147,8 @@ Command add_choose_command(CLI::App& app) {
         options->rank_given = true;
       },
       "This rank's number, for --chaos");
+  cmd->add_flag("--explain", options->explain,
+                "Explain the decision: every candidate's cost and what each rule found");
   cmd->add_flag("--json", options->json,
                 "Print {\"index\", \"signature\", \"reason\"} as one JSON object");
   return {cmd, [options](Streams& streams) { return choose(*options, streams); }};

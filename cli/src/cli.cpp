@@ -15,7 +15,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.set_version_flag("--version", TUNELOCK_VERSION);
   app.require_subcommand(1);
 
-  const std::vector<Command> commands{add_choose_command(app), add_policy_command(app)};
+  const std::vector<Command> commands{
+      add_choose_command(app), add_policy_command(app), add_table_command(app),
+      add_merge_command(app),  add_report_command(app), add_verify_command(app),
+      add_digest_command(app)};
 
   // CLI11 would only say "a subcommand is required"; name the word it did not know.
   if (!args.empty() && !args[0].starts_with("-") &&
@@ -61,6 +64,15 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     err << "tunelock: " << e.what() << "\n";
     return kExitBadInput;
   }
+}
+
+Action dispatch_to_subcommands(std::vector<Command> children) {
+  return [children = std::move(children)](Streams& streams) {
+    for (const Command& child : children) {
+      if (child.app->parsed()) return child.action(streams);
+    }
+    throw Error("no subcommand given (see --help)");
+  };
 }
 
 }  // namespace tunelock::cli

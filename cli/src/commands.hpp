@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli.hpp"
 #include "tunelock/policy_sources.hpp"
 
 namespace tunelock::cli {
@@ -26,5 +27,14 @@ struct Command {
 
 Command add_choose_command(CLI::App& app);
 Command add_policy_command(CLI::App& app);
+Command add_table_command(CLI::App& app);
+Command add_merge_command(CLI::App& app);
+Command add_report_command(CLI::App& app);
+Command add_verify_command(CLI::App& app);
+Command add_digest_command(CLI::App& app);
+
+// The first parsed subcommand's action of `parent`, for commands with
+// their own subcommands (`tunelock table show ...`).
+Action dispatch_to_subcommands(std::vector<Command> children);
 
 }  // namespace tunelock::cli

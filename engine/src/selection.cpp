@@ -19,6 +19,21 @@ void no_candidates(const std::string& qualified) {
   throw Error("kernel '" + qualified + "' has no candidate configs to choose from");
 }
 
+void explain_table_step(const SelectionRules& rules, std::string_view name, std::string_view key,
+                        const EntryMatch& found) {
+  std::string line = "table " + std::string(rules.table->arch()) + " " + std::string(name) + " [" +
+                     std::string(key) + "]: ";
+  if (!found.present) {
+    line += "no entry";
+  } else if (found.stale()) {
+    line += "stale entry " + signature(rules.table->entry(name, key)->config) +
+            " matches no live candidate, skipped";
+  } else {
+    line += "entry matches candidate " + std::to_string(*found.index) + ", decides";
+  }
+  rules.explanation->push_back(std::move(line));
+}
+
 // The table rule: qualified name before bare name, exact key before "*".
 // A present entry naming no live candidate is stale: skipped, noted once.
 std::optional<Choice> choose_from_table(const KernelId& kernel, const std::string& qualified,
@@ -31,6 +46,7 @@ std::optional<Choice> choose_from_table(const KernelId& kernel, const std::strin
   for (std::size_t n = 0; n < name_count; ++n) {
     for (std::size_t k = 0; k < key_count; ++k) {
       const EntryMatch found = rules.table->match(names[n], keys[k], candidates);
+      if (rules.explanation) explain_table_step(rules, names[n], keys[k], found);
       if (found.index) return Choice{*found.index, k == 0 ? Reason::table : Reason::table_wildcard};
       if (found.stale() &&
           notices_of(rules).first("stale|" + std::string(names[n]) + "|" + std::string(keys[k]))) {
@@ -97,12 +113,22 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
   qualified += kernel.name;
   if (candidates.empty()) no_candidates(qualified);
 
+  auto note = [&](std::string line) {
+    if (rules.explanation) rules.explanation->push_back(std::move(line));
+  };
   if (rules.table) {
     if (auto chosen = choose_from_table(kernel, qualified, key, candidates, rules)) return *chosen;
+  } else {
+    note("table: none for " + std::string(rules.arch));
   }
-  if (auto index = match_block_sizes(candidates, rules.block_sizes))
+  if (auto index = match_block_sizes(candidates, rules.block_sizes)) {
+    note("block sizes: candidate " + std::to_string(*index) + " matches every override, decides");
     return Choice{*index, Reason::block_sizes};
+  }
+  note(rules.block_sizes.empty() ? "block sizes: none given"
+                                 : "block sizes: no candidate matches every override");
   if (rules.on_miss == OnMiss::error) {
+    note("on_miss error: no rule decided");
     throw TableMissError(
         "no tuned config for kernel '" + qualified + "' key '" + std::string(key) + "' on " +
         std::string(rules.arch) +
@@ -117,7 +143,10 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
         "deterministic but may be slower. Record a table to pin the fastest one",
         qualified, rules.arch);
   }
-  return Choice{cheapest(candidates), Reason::min_cost};
+  const std::size_t index = cheapest(candidates);
+  note("on_miss min_cost: candidate " + std::to_string(index) +
+       " is the cheapest (ties go to the earlier), decides");
+  return Choice{index, Reason::min_cost};
 }
 
 Choice chaos_choice(const KernelId& kernel, std::string_view key,

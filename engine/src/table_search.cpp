@@ -28,13 +28,9 @@ std::optional<fs::path> table_file_in(const fs::path& dir, std::string_view arch
 }
 
 std::unique_ptr<Table> load_table_file(const fs::path& path) {
-  const std::string extension = path.extension().string();
-  if (extension == ".tlb") {
-    throw Error(path.string() +
-                ": binary tables (.tlb) are not supported by this build; "
-                "use the JSON form");
-  }
-  return table_from_json(read_file(path), path.string());
+  std::string bytes = read_file(path);
+  if (path.extension() == ".tlb") return table_from_binary(std::move(bytes), path.string());
+  return table_from_json(bytes, path.string());
 }
 
 std::unique_ptr<Table> load_table_for_arch(std::string_view arch,

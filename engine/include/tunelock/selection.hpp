@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,9 @@ struct SelectionRules {
   std::span<const BlockSize> block_sizes;  // explicit overrides
   OnMiss on_miss = OnMiss::min_cost;
   Notices* notices = nullptr;  // once-per-policy warnings; null = process-wide
+  // When set, each rule appends a line saying what it found, so tools can
+  // explain a decision with the very code that made it.
+  std::vector<std::string>* explanation = nullptr;
 };
 
 // Index of the first candidate whose params match every override; a

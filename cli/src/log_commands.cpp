@@ -1,0 +1,72 @@
+// `tunelock verify` and `tunelock digest`: the run-time checks, offline,
+// over choice logs dumped by each rank (TUNELOCK_CHOICE_LOG).
+#include <set>
+
+#include "commands.hpp"
+#include "tunelock/choice_log.hpp"
+#include "tunelock/choice_log_file.hpp"
+#include "tunelock/error.hpp"
+#include "tunelock/files.hpp"
+#include "tunelock/verify.hpp"
+
+namespace tunelock::cli {
+namespace {
+
+struct LogOptions {
+  std::vector<std::string> logs;
+};
+
+// Same semantics and report as the run-time check: one round in which every
+// rank sends its whole log.
+int verify_logs(const LogOptions& options, Streams& streams) {
+  std::vector<RankBatch> batches;
+  std::set<int> ranks;
+  for (const std::string& path : options.logs) {
+    const ChoiceLogFile log = choice_log_from_bytes(read_file(path), path);
+    if (!ranks.insert(log.rank).second)
+      throw Error(path + ": rank " + std::to_string(log.rank) + " appears in two logs");
+    RankBatch batch{log.rank, {}};
+    for (const auto& [key, value] : log.entries) batch.entries.push_back({key, value});
+    batches.push_back(std::move(batch));
+    streams.out << "rank " << log.rank << ": " << log.entries.size() << " choices, digest "
+                << choice_digest(log.entries) << "\n";
+  }
+  GroupAgreement agreement;
+  const VerifyResult result = agreement.fold(batches);
+  if (result.agreed) {
+    streams.out << "agreed: " << agreement.agreed_count() << " kernel/shape keys across "
+                << batches.size() << " rank(s)\n";
+    return kExitOk;
+  }
+  streams.out << conflict_report(result.conflicts) << "\n";
+  return kExitDifferent;
+}
+
+int digest(const LogOptions& options, Streams& streams) {
+  const std::string& path = options.logs.front();
+  const ChoiceLogFile log = choice_log_from_bytes(read_file(path), path);
+  const std::string computed = choice_digest(log.entries);
+  streams.out << computed << "\n";
+  if (!log.digest.empty() && log.digest != computed)
+    throw Error(path + ": stored digest " + log.digest + " does not match its entries (" + computed +
+                "); the file was changed after it was written");
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_verify_command(CLI::App& app) {
+  auto options = std::make_shared<LogOptions>();
+  CLI::App* cmd = app.add_subcommand("verify", "Check ranks' choice logs against each other (exit 1 on conflict)");
+  cmd->add_option("LOG", options->logs, "<prefix>.rank<N>.json choice logs, one per rank")->required();
+  return {cmd, [options](Streams& streams) { return verify_logs(*options, streams); }};
+}
+
+Command add_digest_command(CLI::App& app) {
+  auto options = std::make_shared<LogOptions>();
+  CLI::App* cmd = app.add_subcommand("digest", "Print a choice log's digest, as the run computed it");
+  cmd->add_option("LOG", options->logs, "A choice log")->required()->expected(1);
+  return {cmd, [options](Streams& streams) { return digest(*options, streams); }};
+}
+
+}  // namespace tunelock::cli

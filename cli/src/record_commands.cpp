@@ -1,0 +1,80 @@
+// `tunelock merge` and `tunelock report`: from a record run's files to a
+// table, and to an account of where the ranks disagreed.
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "table_files.hpp"
+#include "tunelock/merge.hpp"
+
+namespace tunelock::cli {
+namespace {
+
+struct RecordOptions {
+  std::vector<std::string> records;
+  std::string output, source, arch;
+  bool json = false;
+};
+
+std::vector<RecordFile> load_all(const std::vector<std::string>& paths) {
+  std::vector<RecordFile> out;
+  for (const std::string& path : paths) out.push_back(load_record_file(path));
+  return out;
+}
+
+int merge(const RecordOptions& options, Streams& streams) {
+  const MergeResult result = merge_records(load_all(options.records), options.arch, options.source);
+  write_table(*result.table, options.output);
+  streams.out << "wrote " << options.output << ": " << result.table->arch() << ", "
+              << result.table->entry_count() << " entries from " << options.records.size()
+              << " record file(s); " << result.disagreements.size()
+              << " key(s) where ranks disagreed (see tunelock report)\n";
+  return kExitOk;
+}
+
+nlohmann::json verdict_json(const KeyVerdict& verdict) {
+  nlohmann::json votes = nlohmann::json::array();
+  for (const Vote& vote : verdict.votes)
+    votes.push_back({{"signature", vote.signature}, {"votes", vote.count}, {"timings_ms", vote.timings_ms}});
+  const auto& [arch, kernel, key] = verdict.key;
+  return {{"arch", arch}, {"kernel", kernel}, {"key", key}, {"winners", votes},
+          {"kept", verdict.votes[0].signature}, {"decided_by", verdict.decided_by}};
+}
+
+int report(const RecordOptions& options, Streams& streams) {
+  std::vector<KeyVerdict> disagreements;
+  for (KeyVerdict& verdict : tally(load_all(options.records)))
+    if (verdict.votes.size() > 1) disagreements.push_back(std::move(verdict));
+  if (options.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const KeyVerdict& v : disagreements) out.push_back(verdict_json(v));
+    streams.out << out.dump(1) << "\n";
+  } else if (disagreements.empty()) {
+    streams.out << "all ranks chose alike for every key\n";
+  } else {
+    streams.out << disagreement_report(disagreements);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_merge_command(CLI::App& app) {
+  auto options = std::make_shared<RecordOptions>();
+  CLI::App* cmd = app.add_subcommand("merge", "Merge record files into a table by majority vote");
+  cmd->add_option("RECORD", options->records, "<prefix>.rank<N>.json files (timing sidecars are found beside them)")
+      ->required();
+  cmd->add_option("-o,--output", options->output, "Table to write (.tlb = binary, else JSON)")->required();
+  cmd->add_option("--source", options->source, "Free text for the table's provenance");
+  cmd->add_option("--arch", options->arch, "Architecture to merge when the records hold several");
+  return {cmd, [options](Streams& streams) { return merge(*options, streams); }};
+}
+
+Command add_report_command(CLI::App& app) {
+  auto options = std::make_shared<RecordOptions>();
+  CLI::App* cmd = app.add_subcommand("report", "Every key where ranks chose differently, with votes and timings");
+  cmd->add_option("RECORD", options->records, "<prefix>.rank<N>.json files")->required();
+  cmd->add_flag("--json", options->json, "Print the disagreements as a JSON array");
+  return {cmd, [options](Streams& streams) { return report(*options, streams); }};
+}
+
+}  // namespace tunelock::cli

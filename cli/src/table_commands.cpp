@@ -1,0 +1,138 @@
+// `tunelock table show|convert|validate|diff`: looking at, converting and
+// checking tables without a GPU.
+#include <set>
+
+#include "commands.hpp"
+#include "table_files.hpp"
+#include "tunelock/candidates.hpp"
+#include "tunelock/error.hpp"
+
+namespace tunelock::cli {
+namespace {
+
+struct Paths {
+  std::string first, second, candidates;
+  bool json = false;
+};
+
+int show(const Paths& paths, Streams& streams) {
+  const auto table = load_table_file(paths.first);
+  if (paths.json) {
+    streams.out << table_to_json(*table);
+    return kExitOk;
+  }
+  const Provenance& p = table->provenance();
+  streams.out << "arch:     " << table->arch() << "\n"
+              << "source:   " << p.source << "\n"
+              << "device:   " << p.device_name << (p.sm_count ? " (" + std::to_string(p.sm_count) + " SMs)" : "") << "\n"
+              << "recorded: " << p.recorded_at << "\n"
+              << "entries:  " << table->entry_count() << "\n";
+  for (const std::string& kernel : table->kernels()) {
+    for (const std::string& key : table->keys(kernel))
+      streams.out << kernel << " [" << key << "] -> " << signature(table->entry(kernel, key)->config) << "\n";
+  }
+  return kExitOk;
+}
+
+int convert(const Paths& paths, Streams& streams) {
+  const auto table = load_table_file(paths.first);
+  write_table(*table, paths.second);
+  streams.out << "wrote " << paths.second << " (" << table->entry_count() << " entries)\n";
+  return kExitOk;
+}
+
+// Entries whose config none of the kernel's live candidates has: a pinned
+// run would skip them. Kernels the manifest does not list are only noted.
+int validate(const Paths& paths, Streams& streams) {
+  const auto table = load_table_file(paths.first);
+  streams.out << paths.first << ": valid " << table->arch() << " table, " << table->entry_count()
+              << " entries\n";
+  if (paths.candidates.empty()) return kExitOk;
+  const CandidateManifest manifest = candidates_from_json(read_file(paths.candidates), paths.candidates);
+  std::size_t stale = 0;
+  for (const std::string& kernel : table->kernels()) {
+    std::vector<const KernelCandidates*> lists;  // the qualified name, or every kernel of that bare name
+    for (const auto& [qualified, list] : manifest.kernels) {
+      if (manifest.single_kernel || qualified == kernel || KernelId::parse(qualified).name == kernel)
+        lists.push_back(&list);
+    }
+    if (lists.empty()) {
+      streams.out << "note: kernel " << kernel << " is not in " << paths.candidates << "\n";
+      continue;
+    }
+    for (const std::string& key : table->keys(kernel)) {
+      const bool live = std::any_of(lists.begin(), lists.end(), [&](const KernelCandidates* list) {
+        return table->match(kernel, key, list->configs).index.has_value();
+      });
+      if (live) continue;
+      ++stale;
+      streams.out << "stale: " << kernel << " [" << key << "] -> "
+                  << signature(table->entry(kernel, key)->config) << " is not a live candidate\n";
+    }
+  }
+  streams.out << stale << " stale entr" << (stale == 1 ? "y" : "ies") << "\n";
+  return stale ? kExitDifferent : kExitOk;
+}
+
+int diff(const Paths& paths, Streams& streams) {
+  const auto a = load_table_file(paths.first);
+  const auto b = load_table_file(paths.second);
+  std::size_t differences = 0;
+  if (a->arch() != b->arch()) {
+    streams.out << "arch: " << a->arch() << " -> " << b->arch() << "\n";
+    ++differences;
+  }
+  std::set<std::pair<std::string, std::string>> keys;
+  for (const auto* table : {a.get(), b.get()})
+    for (const std::string& kernel : table->kernels())
+      for (const std::string& key : table->keys(kernel)) keys.emplace(kernel, key);
+  for (const auto& [kernel, key] : keys) {
+    const auto before = a->entry(kernel, key);
+    const auto after = b->entry(kernel, key);
+    if (before && after && *before == *after) continue;
+    ++differences;
+    if (!before)
+      streams.out << "added:   " << kernel << " [" << key << "] " << signature(after->config) << "\n";
+    else if (!after)
+      streams.out << "removed: " << kernel << " [" << key << "] " << signature(before->config) << "\n";
+    else
+      streams.out << "changed: " << kernel << " [" << key << "] " << signature(before->config) << " -> "
+                  << signature(after->config) << "\n";
+  }
+  streams.out << (differences ? std::to_string(differences) + " difference(s)\n" : "identical entries\n");
+  return differences ? kExitDifferent : kExitOk;
+}
+
+Command sub(CLI::App& parent, const char* name, const char* help,
+            const std::shared_ptr<Paths>& paths, int (*run)(const Paths&, Streams&)) {
+  CLI::App* cmd = parent.add_subcommand(name, help);
+  return {cmd, [paths, run](Streams& streams) { return run(*paths, streams); }};
+}
+
+}  // namespace
+
+Command add_table_command(CLI::App& app) {
+  CLI::App* table = app.add_subcommand("table", "Show, convert, validate and diff tables");
+  table->require_subcommand(1);
+  auto paths = std::make_shared<Paths>();
+
+  Command show_cmd = sub(*table, "show", "Print a table's provenance and entries", paths, show);
+  show_cmd.app->add_option("FILE", paths->first, "Table file (.json or .tlb)")->required();
+  show_cmd.app->add_flag("--json", paths->json, "Print the canonical JSON form");
+
+  Command convert_cmd = sub(*table, "convert", "Convert between JSON and binary (.tlb), by extension", paths, convert);
+  convert_cmd.app->add_option("IN", paths->first, "Input table")->required();
+  convert_cmd.app->add_option("OUT", paths->second, "Output table (.tlb = binary, else JSON)")->required();
+
+  Command validate_cmd = sub(*table, "validate", "Check a table; with a manifest, list stale entries (exit 1)", paths, validate);
+  validate_cmd.app->add_option("FILE", paths->first, "Table file")->required();
+  validate_cmd.app->add_option("--candidates", paths->candidates, "Candidate manifest to check entries against");
+
+  Command diff_cmd = sub(*table, "diff", "Entries added, removed or changed from A to B (exit 1 when different)", paths, diff);
+  diff_cmd.app->add_option("A", paths->first, "Old table")->required();
+  diff_cmd.app->add_option("B", paths->second, "New table")->required();
+
+  return {table, dispatch_to_subcommands({show_cmd, convert_cmd, validate_cmd, diff_cmd})};
+}
+
+}  // namespace tunelock::cli
