@@ -65,13 +65,19 @@ std::shared_ptr<const Table> Runtime::table_for(std::string_view arch) {
   }
   // Loaded outside the lock: a slow disk must not stall other threads' choices.
   std::shared_ptr<const Table> table = load_table_for_arch(arch, current->table_path, true);
-  if (table) {
-    logger().info("using table {} for {} ({} entries, source: {})", arch, arch,
-                  table->entry_count(), table->provenance().source);
-  }
   std::lock_guard lock(mutex_);
+  if (table) {
+    for (const std::string& difference : provenance_differences(table->provenance(), device_))
+      logger().warn("the {} table was recorded on another device ({}); using it anyway", arch, difference);
+  }
   if (policy_ != current) return table;  // a new policy came in meanwhile: do not cache
   return tables_.emplace(std::string(arch), table).first->second;
+}
+
+void Runtime::set_device(Provenance device) {
+  records_.set_device(device);
+  std::lock_guard lock(mutex_);
+  device_ = std::move(device);
 }
 
 Choice Runtime::pinned_choice(std::string_view arch, const KernelId& kernel, std::string_view key,

@@ -15,6 +15,22 @@ bool TableEntry::matches(const Config& candidate) const {
   return true;
 }
 
+std::vector<std::string> provenance_differences(const Provenance& table, const Provenance& device) {
+  std::vector<std::string> out;
+  auto compare = [&](const char* field, const std::string& a, const std::string& b) {
+    if (!a.empty() && !b.empty() && a != b)
+      out.push_back(std::string(field) + ": table '" + a + "' vs device '" + b + "'");
+  };
+  compare("device_name", table.device_name, device.device_name);
+  if (table.sm_count && device.sm_count && table.sm_count != device.sm_count) {
+    out.push_back("sm_count: table " + std::to_string(table.sm_count) + " vs device " +
+                  std::to_string(device.sm_count));
+  }
+  compare("driver_version", table.driver_version, device.driver_version);
+  compare("cuda_version", table.cuda_version, device.cuda_version);
+  return out;
+}
+
 std::size_t Table::entry_count() const {
   std::size_t count = 0;
   for (const std::string& kernel : kernels()) count += keys(kernel).size();

@@ -78,6 +78,11 @@ class Runtime {
 
   RecordStore& records() { return records_; }
 
+  // The running device, as the backend knows it: tables whose provenance
+  // differs get a warning naming each difference, and record runs write it
+  // into their timing sidecars.
+  void set_device(Provenance device);
+
   // ---- Verification ----
 
   // One round in `group`: send what was logged since this group's last
@@ -112,6 +117,7 @@ class Runtime {
   std::shared_ptr<const Policy> policy_;
   std::atomic<std::uint64_t> generation_{0};
   std::map<std::string, std::shared_ptr<const Table>, std::less<>> tables_;
+  Provenance device_;
   ChoiceLog log_;
   RecordStore records_;
 

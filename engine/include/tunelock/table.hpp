@@ -37,6 +37,12 @@ struct Provenance {
   friend bool operator==(const Provenance&, const Provenance&) = default;
 };
 
+// What differs between a table's provenance and the running device, one
+// line per field ("device_name: table 'H100' vs device 'H200'"). Fields
+// either side leaves empty are not compared. A difference warns; the table
+// is still used, since the arch matches.
+std::vector<std::string> provenance_differences(const Provenance& table, const Provenance& device);
+
 // A recorded config. An entry matches a live candidate with the same params,
 // warps and stages, and ctas/maxnreg only where the entry names them.
 struct TableEntry {
