@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "tunelock/runtime.hpp"
 
 namespace tunelock::testing {
 
