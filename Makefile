@@ -26,6 +26,7 @@ demo: build
 bench: build
 	@$(BUILD)/tests/bench/engine_bench
 	@$(BUILD)/tests/bench/runtime_bench
+	@$(BUILD)/tests/bench/table_load_bench
 
 format:
 	@git ls-files '*.hpp' '*.cpp' | xargs clang-format -i

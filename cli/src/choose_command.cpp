@@ -68,7 +68,8 @@ void print_explanation(const ChooseOptions& options, const std::string& arch,
                        const std::vector<std::string>& explanation, const Choice& choice,
                        std::ostream& out) {
   out << options.kernel << " [" << options.key << "] on " << arch << ", " << candidates.size()
-      << " candidate(s); cost = (BLOCK* product x max(stages,1), max(warps,1)), lower is cheaper:\n";
+      << " candidate(s); cost = (BLOCK* product x max(stages,1), max(warps,1)), lower is "
+         "cheaper:\n";
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const Cost cost = estimate_cost(candidates[i]);
     out << "  [" << i << "] " << signature(candidates[i]) << "  cost (" << cost.block << ", "
@@ -76,8 +77,8 @@ void print_explanation(const ChooseOptions& options, const std::string& arch,
   }
   out << "rules, in order:\n";
   for (const std::string& line : explanation) out << "  " << line << "\n";
-  out << "decision: candidate " << choice.index << " " << signature(candidates[choice.index]) << " ("
-      << to_string(choice.reason) << ")\n";
+  out << "decision: candidate " << choice.index << " " << signature(candidates[choice.index])
+      << " (" << to_string(choice.reason) << ")\n";
 }
 
 int choose(const ChooseOptions& options, Streams& streams) {

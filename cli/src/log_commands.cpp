@@ -48,8 +48,8 @@ int digest(const LogOptions& options, Streams& streams) {
   const std::string computed = choice_digest(log.entries);
   streams.out << computed << "\n";
   if (!log.digest.empty() && log.digest != computed)
-    throw Error(path + ": stored digest " + log.digest + " does not match its entries (" + computed +
-                "); the file was changed after it was written");
+    throw Error(path + ": stored digest " + log.digest + " does not match its entries (" +
+                computed + "); the file was changed after it was written");
   return kExitOk;
 }
 
@@ -57,14 +57,17 @@ int digest(const LogOptions& options, Streams& streams) {
 
 Command add_verify_command(CLI::App& app) {
   auto options = std::make_shared<LogOptions>();
-  CLI::App* cmd = app.add_subcommand("verify", "Check ranks' choice logs against each other (exit 1 on conflict)");
-  cmd->add_option("LOG", options->logs, "<prefix>.rank<N>.json choice logs, one per rank")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "verify", "Check ranks' choice logs against each other (exit 1 on conflict)");
+  cmd->add_option("LOG", options->logs, "<prefix>.rank<N>.json choice logs, one per rank")
+      ->required();
   return {cmd, [options](Streams& streams) { return verify_logs(*options, streams); }};
 }
 
 Command add_digest_command(CLI::App& app) {
   auto options = std::make_shared<LogOptions>();
-  CLI::App* cmd = app.add_subcommand("digest", "Print a choice log's digest, as the run computed it");
+  CLI::App* cmd =
+      app.add_subcommand("digest", "Print a choice log's digest, as the run computed it");
   cmd->add_option("LOG", options->logs, "A choice log")->required()->expected(1);
   return {cmd, [options](Streams& streams) { return digest(*options, streams); }};
 }

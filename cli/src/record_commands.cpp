@@ -34,10 +34,15 @@ int merge(const RecordOptions& options, Streams& streams) {
 nlohmann::json verdict_json(const KeyVerdict& verdict) {
   nlohmann::json votes = nlohmann::json::array();
   for (const Vote& vote : verdict.votes)
-    votes.push_back({{"signature", vote.signature}, {"votes", vote.count}, {"timings_ms", vote.timings_ms}});
+    votes.push_back(
+        {{"signature", vote.signature}, {"votes", vote.count}, {"timings_ms", vote.timings_ms}});
   const auto& [arch, kernel, key] = verdict.key;
-  return {{"arch", arch}, {"kernel", kernel}, {"key", key}, {"winners", votes},
-          {"kept", verdict.votes[0].signature}, {"decided_by", verdict.decided_by}};
+  return {{"arch", arch},
+          {"kernel", kernel},
+          {"key", key},
+          {"winners", votes},
+          {"kept", verdict.votes[0].signature},
+          {"decided_by", verdict.decided_by}};
 }
 
 int report(const RecordOptions& options, Streams& streams) {
@@ -61,9 +66,11 @@ int report(const RecordOptions& options, Streams& streams) {
 Command add_merge_command(CLI::App& app) {
   auto options = std::make_shared<RecordOptions>();
   CLI::App* cmd = app.add_subcommand("merge", "Merge record files into a table by majority vote");
-  cmd->add_option("RECORD", options->records, "<prefix>.rank<N>.json files (timing sidecars are found beside them)")
+  cmd->add_option("RECORD", options->records,
+                  "<prefix>.rank<N>.json files (timing sidecars are found beside them)")
       ->required();
-  cmd->add_option("-o,--output", options->output, "Table to write (.tlb = binary, else JSON)")->required();
+  cmd->add_option("-o,--output", options->output, "Table to write (.tlb = binary, else JSON)")
+      ->required();
   cmd->add_option("--source", options->source, "Free text for the table's provenance");
   cmd->add_option("--arch", options->arch, "Architecture to merge when the records hold several");
   return {cmd, [options](Streams& streams) { return merge(*options, streams); }};
@@ -71,7 +78,8 @@ Command add_merge_command(CLI::App& app) {
 
 Command add_report_command(CLI::App& app) {
   auto options = std::make_shared<RecordOptions>();
-  CLI::App* cmd = app.add_subcommand("report", "Every key where ranks chose differently, with votes and timings");
+  CLI::App* cmd = app.add_subcommand(
+      "report", "Every key where ranks chose differently, with votes and timings");
   cmd->add_option("RECORD", options->records, "<prefix>.rank<N>.json files")->required();
   cmd->add_flag("--json", options->json, "Print the disagreements as a JSON array");
   return {cmd, [options](Streams& streams) { return report(*options, streams); }};

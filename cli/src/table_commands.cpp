@@ -24,12 +24,14 @@ int show(const Paths& paths, Streams& streams) {
   const Provenance& p = table->provenance();
   streams.out << "arch:     " << table->arch() << "\n"
               << "source:   " << p.source << "\n"
-              << "device:   " << p.device_name << (p.sm_count ? " (" + std::to_string(p.sm_count) + " SMs)" : "") << "\n"
+              << "device:   " << p.device_name
+              << (p.sm_count ? " (" + std::to_string(p.sm_count) + " SMs)" : "") << "\n"
               << "recorded: " << p.recorded_at << "\n"
               << "entries:  " << table->entry_count() << "\n";
   for (const std::string& kernel : table->kernels()) {
     for (const std::string& key : table->keys(kernel))
-      streams.out << kernel << " [" << key << "] -> " << signature(table->entry(kernel, key)->config) << "\n";
+      streams.out << kernel << " [" << key << "] -> "
+                  << signature(table->entry(kernel, key)->config) << "\n";
   }
   return kExitOk;
 }
@@ -48,12 +50,15 @@ int validate(const Paths& paths, Streams& streams) {
   streams.out << paths.first << ": valid " << table->arch() << " table, " << table->entry_count()
               << " entries\n";
   if (paths.candidates.empty()) return kExitOk;
-  const CandidateManifest manifest = candidates_from_json(read_file(paths.candidates), paths.candidates);
+  const CandidateManifest manifest =
+      candidates_from_json(read_file(paths.candidates), paths.candidates);
   std::size_t stale = 0;
   for (const std::string& kernel : table->kernels()) {
-    std::vector<const KernelCandidates*> lists;  // the qualified name, or every kernel of that bare name
+    std::vector<const KernelCandidates*>
+        lists;  // the qualified name, or every kernel of that bare name
     for (const auto& [qualified, list] : manifest.kernels) {
-      if (manifest.single_kernel || qualified == kernel || KernelId::parse(qualified).name == kernel)
+      if (manifest.single_kernel || qualified == kernel ||
+          KernelId::parse(qualified).name == kernel)
         lists.push_back(&list);
     }
     if (lists.empty()) {
@@ -92,14 +97,17 @@ int diff(const Paths& paths, Streams& streams) {
     if (before && after && *before == *after) continue;
     ++differences;
     if (!before)
-      streams.out << "added:   " << kernel << " [" << key << "] " << signature(after->config) << "\n";
+      streams.out << "added:   " << kernel << " [" << key << "] " << signature(after->config)
+                  << "\n";
     else if (!after)
-      streams.out << "removed: " << kernel << " [" << key << "] " << signature(before->config) << "\n";
+      streams.out << "removed: " << kernel << " [" << key << "] " << signature(before->config)
+                  << "\n";
     else
-      streams.out << "changed: " << kernel << " [" << key << "] " << signature(before->config) << " -> "
-                  << signature(after->config) << "\n";
+      streams.out << "changed: " << kernel << " [" << key << "] " << signature(before->config)
+                  << " -> " << signature(after->config) << "\n";
   }
-  streams.out << (differences ? std::to_string(differences) + " difference(s)\n" : "identical entries\n");
+  streams.out << (differences ? std::to_string(differences) + " difference(s)\n"
+                              : "identical entries\n");
   return differences ? kExitDifferent : kExitOk;
 }
 
@@ -120,15 +128,22 @@ Command add_table_command(CLI::App& app) {
   show_cmd.app->add_option("FILE", paths->first, "Table file (.json or .tlb)")->required();
   show_cmd.app->add_flag("--json", paths->json, "Print the canonical JSON form");
 
-  Command convert_cmd = sub(*table, "convert", "Convert between JSON and binary (.tlb), by extension", paths, convert);
+  Command convert_cmd = sub(*table, "convert",
+                            "Convert between JSON and binary (.tlb), by extension", paths, convert);
   convert_cmd.app->add_option("IN", paths->first, "Input table")->required();
-  convert_cmd.app->add_option("OUT", paths->second, "Output table (.tlb = binary, else JSON)")->required();
+  convert_cmd.app->add_option("OUT", paths->second, "Output table (.tlb = binary, else JSON)")
+      ->required();
 
-  Command validate_cmd = sub(*table, "validate", "Check a table; with a manifest, list stale entries (exit 1)", paths, validate);
+  Command validate_cmd =
+      sub(*table, "validate", "Check a table; with a manifest, list stale entries (exit 1)", paths,
+          validate);
   validate_cmd.app->add_option("FILE", paths->first, "Table file")->required();
-  validate_cmd.app->add_option("--candidates", paths->candidates, "Candidate manifest to check entries against");
+  validate_cmd.app->add_option("--candidates", paths->candidates,
+                               "Candidate manifest to check entries against");
 
-  Command diff_cmd = sub(*table, "diff", "Entries added, removed or changed from A to B (exit 1 when different)", paths, diff);
+  Command diff_cmd =
+      sub(*table, "diff", "Entries added, removed or changed from A to B (exit 1 when different)",
+          paths, diff);
   diff_cmd.app->add_option("A", paths->first, "Old table")->required();
   diff_cmd.app->add_option("B", paths->second, "New table")->required();
 

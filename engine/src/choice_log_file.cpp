@@ -45,7 +45,8 @@ ChoiceLogFile from_json(std::string_view text, const std::string& origin) {
   require_object(root, origin);
   if (const json* version = find_member(root, "format_version")) {
     if (require_int(*version, where + "format_version", 1) > kFormatVersion)
-      throw Error(where + "format_version " + version->dump() + " is newer than this tunelock supports (1)");
+      throw Error(where + "format_version " + version->dump() +
+                  " is newer than this tunelock supports (1)");
   }
   ChoiceLogFile out;
   const json* rank = find_member(root, "rank");
@@ -56,14 +57,16 @@ ChoiceLogFile from_json(std::string_view text, const std::string& origin) {
   require_object(*entries, where + "entries");
   for (const auto& [key, value] : entries->items())
     out.entries.emplace(key, require_string(value, where + "entries[\"" + key + "\"]"));
-  if (const json* digest = find_member(root, "digest")) out.digest = require_string(*digest, where + "digest");
+  if (const json* digest = find_member(root, "digest"))
+    out.digest = require_string(*digest, where + "digest");
   return out;
 }
 
 }  // namespace
 
 ChoiceLogFile choice_log_from_bytes(std::string_view bytes, const std::string& origin) {
-  if (bytes.size() >= 8 && flatbuffers::BufferHasIdentifier(bytes.data(), fb::ChoiceLogIdentifier()))
+  if (bytes.size() >= 8 &&
+      flatbuffers::BufferHasIdentifier(bytes.data(), fb::ChoiceLogIdentifier()))
     return from_binary(bytes, origin);
   return from_json(bytes, origin);
 }
@@ -83,7 +86,9 @@ std::string choice_log_to_binary(const ChoiceLogFile& log) {
     entries.push_back(fb::CreateLoggedChoice(b, b.CreateString(key), b.CreateString(value)));
   const auto digest = b.CreateString(choice_digest(log.entries));
   const auto vector = b.CreateVector(entries);
-  fb::FinishChoiceLogBuffer(b, fb::CreateChoiceLog(b, kFormatVersion, static_cast<std::uint32_t>(log.rank), digest, vector));
+  fb::FinishChoiceLogBuffer(
+      b,
+      fb::CreateChoiceLog(b, kFormatVersion, static_cast<std::uint32_t>(log.rank), digest, vector));
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
 

@@ -16,12 +16,16 @@ std::string read_file(const std::filesystem::path& path) {
   if (ec || !std::filesystem::exists(status)) throw Error(path.string() + ": no such file");
   if (std::filesystem::is_directory(status))
     throw Error(path.string() + ": is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(path.string() + ": cannot be opened for reading");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw Error(path.string() + ": read failed");
-  return std::move(buffer).str();
+  // One read into a buffer of the right size: tables can be tens of MB.
+  const std::streamoff size = in.tellg();
+  if (size < 0) throw Error(path.string() + ": cannot tell its size");
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  in.seekg(0);
+  in.read(bytes.data(), size);
+  if (in.gcount() != size) throw Error(path.string() + ": read failed");
+  return bytes;
 }
 
 }  // namespace tunelock

@@ -56,8 +56,8 @@ RecordFile record_from_json(std::string_view text, const std::string& origin) {
   RecordFile record;
   record.origin = origin;
   walk_three_levels(root, origin + ": ",
-                    [&](const std::string& arch, const std::string& qualified, const std::string& key,
-                        const json& value, const std::string& where) {
+                    [&](const std::string& arch, const std::string& qualified,
+                        const std::string& key, const json& value, const std::string& where) {
                       record.winners[{arch, qualified, key}] = config_from_json(value, where);
                     });
   return record;
@@ -69,9 +69,11 @@ void add_timings_from_json(RecordFile& record, std::string_view text, const std:
   require_object(root, origin);
   if (const json* version = find_member(root, "format_version")) {
     if (require_int(*version, where + "format_version", 1) > 1)
-      throw Error(where + "format_version " + version->dump() + " is newer than this tunelock supports (1)");
+      throw Error(where + "format_version " + version->dump() +
+                  " is newer than this tunelock supports (1)");
   }
-  if (const json* rank = find_member(root, "rank")) record.rank = static_cast<int>(require_int(*rank, where + "rank", 0, 1 << 30));
+  if (const json* rank = find_member(root, "rank"))
+    record.rank = static_cast<int>(require_int(*rank, where + "rank", 0, 1 << 30));
   if (const json* device = find_member(root, "device")) {
     require_object(*device, where + "device");
     auto text_of = [&](const char* field) {
@@ -88,27 +90,29 @@ void add_timings_from_json(RecordFile& record, std::string_view text, const std:
   }
   const json* timings = find_member(root, "timings");
   if (!timings) throw Error(where + "timings: missing");
-  walk_three_levels(*timings, where + "timings",
-                    [&](const std::string& arch, const std::string& qualified, const std::string& key,
-                        const json& value, const std::string& at) {
-                      require_array(value, at);
-                      std::vector<TimedCandidate> candidates;
-                      for (std::size_t i = 0; i < value.size(); ++i) {
-                        const std::string item = index_path(at, i);
-                        require_object(value[i], item);
-                        const json* sig = find_member(value[i], "signature");
-                        if (!sig) throw Error(member_path(item, "signature") + ": missing");
-                        TimedCandidate candidate{require_string(*sig, member_path(item, "signature")), {}};
-                        const json* ms = find_member(value[i], "median_ms");
-                        if (ms && !ms->is_null()) {
-                          if (!ms->is_number() || !(ms->get<double>() >= 0) || !std::isfinite(ms->get<double>()))
-                            throw Error(member_path(item, "median_ms") + ": expected a non-negative number or null, got " + describe(*ms));
-                          candidate.median_ms = ms->get<double>();
-                        }
-                        candidates.push_back(std::move(candidate));
-                      }
-                      record.timings[{arch, qualified, key}] = std::move(candidates);
-                    });
+  walk_three_levels(
+      *timings, where + "timings",
+      [&](const std::string& arch, const std::string& qualified, const std::string& key,
+          const json& value, const std::string& at) {
+        require_array(value, at);
+        std::vector<TimedCandidate> candidates;
+        for (std::size_t i = 0; i < value.size(); ++i) {
+          const std::string item = index_path(at, i);
+          require_object(value[i], item);
+          const json* sig = find_member(value[i], "signature");
+          if (!sig) throw Error(member_path(item, "signature") + ": missing");
+          TimedCandidate candidate{require_string(*sig, member_path(item, "signature")), {}};
+          const json* ms = find_member(value[i], "median_ms");
+          if (ms && !ms->is_null()) {
+            if (!ms->is_number() || !(ms->get<double>() >= 0) || !std::isfinite(ms->get<double>()))
+              throw Error(member_path(item, "median_ms") +
+                          ": expected a non-negative number or null, got " + describe(*ms));
+            candidate.median_ms = ms->get<double>();
+          }
+          candidates.push_back(std::move(candidate));
+        }
+        record.timings[{arch, qualified, key}] = std::move(candidates);
+      });
   record.has_timings = true;
 }
 
@@ -118,7 +122,8 @@ RecordFile load_record_file(const std::filesystem::path& path) {
   if (sidecar.ends_with(".json")) {
     sidecar.replace(sidecar.size() - 5, 5, ".timings.json");
     std::error_code ec;
-    if (std::filesystem::exists(sidecar, ec)) add_timings_from_json(record, read_file(sidecar), sidecar);
+    if (std::filesystem::exists(sidecar, ec))
+      add_timings_from_json(record, read_file(sidecar), sidecar);
   }
   return record;
 }
@@ -139,7 +144,8 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
       if (by_key == votes.end()) continue;
       for (const TimedCandidate& c : candidates) {
         auto vote = by_key->second.find(c.signature);
-        if (vote != by_key->second.end() && c.median_ms) vote->second.timings_ms.push_back(*c.median_ms);
+        if (vote != by_key->second.end() && c.median_ms)
+          vote->second.timings_ms.push_back(*c.median_ms);
       }
     }
   }

@@ -61,12 +61,10 @@ void RecordStore::write(const fs::path& prefix, int rank) const {
         }
       }
     }
-    device = {{"device_name", device_.device_name},
-              {"sm_count", device_.sm_count},
-              {"driver_version", device_.driver_version},
-              {"cuda_version", device_.cuda_version},
-              {"recorded_at", device_.recorded_at},
-              {"tool_version", std::string(tool_version())}};
+    device = {
+        {"device_name", device_.device_name},       {"sm_count", device_.sm_count},
+        {"driver_version", device_.driver_version}, {"cuda_version", device_.cuda_version},
+        {"recorded_at", device_.recorded_at},       {"tool_version", std::string(tool_version())}};
   }
   const nlohmann::json sidecar = {
       {"format_version", 1}, {"rank", rank}, {"device", device}, {"timings", timings}};

@@ -68,7 +68,8 @@ std::shared_ptr<const Table> Runtime::table_for(std::string_view arch) {
   std::lock_guard lock(mutex_);
   if (table) {
     for (const std::string& difference : provenance_differences(table->provenance(), device_))
-      logger().warn("the {} table was recorded on another device ({}); using it anyway", arch, difference);
+      logger().warn("the {} table was recorded on another device ({}); using it anyway", arch,
+                    difference);
   }
   if (policy_ != current) return table;  // a new policy came in meanwhile: do not cache
   return tables_.emplace(std::string(arch), table).first->second;

@@ -44,11 +44,10 @@ flatbuffers::Offset<fb::Provenance> write_provenance(flatbuffers::FlatBufferBuil
   const auto names_offset = b.CreateVectorOfStrings(names);
   const auto versions_offset = b.CreateVectorOfStrings(versions);
   // Arguments are built before CreateProvenance starts its table, as required.
-  return fb::CreateProvenance(b, b.CreateString(p.source), b.CreateString(p.tool_version),
-                              b.CreateString(p.device_name), p.sm_count,
-                              b.CreateString(p.driver_version), b.CreateString(p.cuda_version),
-                              b.CreateString(p.recorded_at), b.CreateString(p.triton),
-                              names_offset, versions_offset);
+  return fb::CreateProvenance(
+      b, b.CreateString(p.source), b.CreateString(p.tool_version), b.CreateString(p.device_name),
+      p.sm_count, b.CreateString(p.driver_version), b.CreateString(p.cuda_version),
+      b.CreateString(p.recorded_at), b.CreateString(p.triton), names_offset, versions_offset);
 }
 
 // ---- Reading ----
@@ -73,7 +72,8 @@ void check_semantics(const fb::TunedTable& table, const std::string& origin) {
     std::string_view previous;
     for (flatbuffers::uoffset_t i = 0; i < config->params()->size(); ++i) {
       const fb::Param* p = config->params()->Get(i);
-      if (i > 0 && !(previous < view(p->name()))) throw Error(where + ": params not sorted and unique");
+      if (i > 0 && !(previous < view(p->name())))
+        throw Error(where + ": params not sorted and unique");
       if (view(p->name()).empty() || (is_block_param(view(p->name())) && p->value() < 1))
         throw Error(where + ": parameter '" + p->name()->str() + "' out of range");
       previous = view(p->name());
@@ -132,7 +132,8 @@ bool config_matches(const fb::TableConfig& stored, const Config& live) {
   const std::size_t count = params ? params->size() : 0;
   if (count != live.params.size()) return false;
   for (std::size_t i = 0; i < count; ++i) {
-    if (!param_equal(params->Get(static_cast<flatbuffers::uoffset_t>(i)), live.params[i])) return false;
+    if (!param_equal(params->Get(static_cast<flatbuffers::uoffset_t>(i)), live.params[i]))
+      return false;
   }
   return true;
 }
@@ -140,7 +141,8 @@ bool config_matches(const fb::TableConfig& stored, const Config& live) {
 TableEntry decode_config(const fb::TableConfig& stored) {
   TableEntry entry;
   if (stored.params()) {
-    for (const fb::Param* p : *stored.params()) entry.config.params.push_back(Param{p->name()->str(), p->value()});
+    for (const fb::Param* p : *stored.params())
+      entry.config.params.push_back(Param{p->name()->str(), p->value()});
   }
   entry.config.num_warps = stored.num_warps();
   entry.config.num_stages = stored.num_stages();
@@ -177,7 +179,9 @@ class BinaryTable final : public Table {
     // default limit of a million tables.
     flatbuffers::Verifier verifier(data, bytes_.size(), 64, 1u << 31);
     if (!fb::VerifyTunedTableBuffer(verifier))
-      throw Error(origin + ": corrupt binary table (truncated or damaged; the FlatBuffers verifier rejected it)");
+      throw Error(
+          origin +
+          ": corrupt binary table (truncated or damaged; the FlatBuffers verifier rejected it)");
     root_ = fb::GetTunedTable(data);
     check_semantics(*root_, origin);
     arch_ = root_->arch()->str();
@@ -226,14 +230,16 @@ class BinaryTable final : public Table {
 
  private:
   const fb::Kernel* find_kernel(std::string_view name) const {
-    const auto index = find_sorted(*root_->kernels(), name, [](const fb::Kernel* k) { return view(k->name()); });
+    const auto index =
+        find_sorted(*root_->kernels(), name, [](const fb::Kernel* k) { return view(k->name()); });
     return index < 0 ? nullptr : root_->kernels()->Get(static_cast<flatbuffers::uoffset_t>(index));
   }
 
   const fb::TableConfig* find(std::string_view kernel, std::string_view key) const {
     const fb::Kernel* k = find_kernel(kernel);
     if (!k) return nullptr;
-    const auto index = find_sorted(*k->keys(), key, [](const flatbuffers::String* s) { return view(s); });
+    const auto index =
+        find_sorted(*k->keys(), key, [](const flatbuffers::String* s) { return view(s); });
     if (index < 0) return nullptr;
     return root_->configs()->Get(k->configs()->Get(static_cast<flatbuffers::uoffset_t>(index)));
   }
@@ -278,7 +284,7 @@ std::string table_to_binary(const Table& table) {
   const auto configs_offset = b.CreateVector(configs);
   const auto kernels_offset = b.CreateVector(kernels);  // table.kernels() is sorted
   const auto root = fb::CreateTunedTable(b, static_cast<std::uint32_t>(kTableFormatVersion), arch,
-                                    provenance, configs_offset, kernels_offset);
+                                         provenance, configs_offset, kernels_offset);
   fb::FinishTunedTableBuffer(b, root);
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }

@@ -88,7 +88,8 @@ std::string table_to_json(const Table& table) {
   json kernels = json::object();
   for (const std::string& kernel : table.kernels()) {
     json keys = json::object();
-    for (const std::string& key : table.keys(kernel)) keys[key] = table_entry_to_json(*table.entry(kernel, key));
+    for (const std::string& key : table.keys(kernel))
+      keys[key] = table_entry_to_json(*table.entry(kernel, key));
     kernels[kernel] = std::move(keys);
   }
   json packages = json::object();

@@ -47,12 +47,14 @@ void verify_round(benchmark::State& state, World& world, int new_entries) {
   const Config config = make_config({{"BLOCK_M", 128}}, 8, 3);
   for (auto _ : state) {
     for (int i = 0; i < new_entries; ++i) {
-      runtime.log_choice("sm90", KernelId{"pkg", "k"}, "M=" + std::to_string(world.next_key[rank]++),
-                         config, ChoiceOrigin::pinned);
+      runtime.log_choice("sm90", KernelId{"pkg", "k"},
+                         "M=" + std::to_string(world.next_key[rank]++), config,
+                         ChoiceOrigin::pinned);
     }
     const auto start = std::chrono::steady_clock::now();
     benchmark::DoNotOptimize(runtime.verify(*world.members[rank]));
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
 }
 

@@ -18,17 +18,26 @@ const std::string kExamples = TUNELOCK_EXAMPLES_DIR;
 const std::string kTable = kExamples + "/tables/sm90.json";
 const std::string kCandidates = kExamples + "/candidates.json";
 
-std::string path(const TempDir& dir, const std::string& name) { return (dir.path() / name).string(); }
+std::string path(const TempDir& dir, const std::string& name) {
+  return (dir.path() / name).string();
+}
 
-bool one_line(const std::string& text) { return !text.empty() && text.find('\n') == text.size() - 1; }
+bool one_line(const std::string& text) {
+  return !text.empty() && text.find('\n') == text.size() - 1;
+}
 
 // Two ranks' record files: they disagree on M=1.
 void write_records(const TempDir& dir) {
-  dir.write("rec.rank0.json", R"({"sm90": {"pkg.mm": {"M=1": {"kwargs": {"BLOCK_M": 128}, "num_warps": 8, "num_stages": 3},
+  dir.write(
+      "rec.rank0.json",
+      R"({"sm90": {"pkg.mm": {"M=1": {"kwargs": {"BLOCK_M": 128}, "num_warps": 8, "num_stages": 3},
                                                  "M=2": {"kwargs": {"BLOCK_M": 64}, "num_warps": 4, "num_stages": 3}}}})");
-  dir.write("rec.rank1.json", R"({"sm90": {"pkg.mm": {"M=1": {"kwargs": {"BLOCK_M": 64}, "num_warps": 4, "num_stages": 3},
+  dir.write(
+      "rec.rank1.json",
+      R"({"sm90": {"pkg.mm": {"M=1": {"kwargs": {"BLOCK_M": 64}, "num_warps": 4, "num_stages": 3},
                                                  "M=2": {"kwargs": {"BLOCK_M": 64}, "num_warps": 4, "num_stages": 3}}}})");
-  dir.write("rec.rank0.timings.json", R"({"format_version": 1, "rank": 0, "device": {"device_name": "H200"},
+  dir.write("rec.rank0.timings.json",
+            R"({"format_version": 1, "rank": 0, "device": {"device_name": "H200"},
       "timings": {"sm90": {"pkg.mm": {"M=1": [{"signature": "BLOCK_M=128;warps=8;stages=3", "median_ms": 2.0},
                                               {"signature": "BLOCK_M=64;warps=4;stages=3", "median_ms": 2.1}]}}}})");
 }
@@ -52,7 +61,8 @@ BOOST_AUTO_TEST_CASE(show_lists_provenance_and_entries) {
   BOOST_TEST(result.code == 0);
   BOOST_TEST(result.out.find("arch:     sm90\n") != std::string::npos);
   BOOST_TEST(result.out.find("entries:  4\n") != std::string::npos);
-  BOOST_TEST(result.out.find("rmsnorm [N=8192|bf16] -> BLOCK_SIZE=1024;warps=8;stages=1\n") != std::string::npos);
+  BOOST_TEST(result.out.find("rmsnorm [N=8192|bf16] -> BLOCK_SIZE=1024;warps=8;stages=1\n") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(validate_with_a_manifest_finds_the_stale_entry) {
@@ -61,26 +71,33 @@ BOOST_AUTO_TEST_CASE(validate_with_a_manifest_finds_the_stale_entry) {
   const auto checked = run_cli({"table", "validate", kTable, "--candidates", kCandidates});
   BOOST_TEST(checked.code == 1);
   BOOST_TEST(checked.out.find("stale: demo.ops.matmul [M=8192|N=1024|K=8192|bf16|bf16] -> "
-                              "BLOCK_K=64,BLOCK_M=256,BLOCK_N=128,SPLIT_K=1;warps=8;stages=3") != std::string::npos);
+                              "BLOCK_K=64,BLOCK_M=256,BLOCK_N=128,SPLIT_K=1;warps=8;stages=3") !=
+             std::string::npos);
   BOOST_TEST(checked.out.find("1 stale entry\n") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(diff_reports_added_removed_changed_and_exits_1) {
   TempDir dir;
-  dir.write("a.json", R"({"arch": "sm90", "kernels": {"k": {"M=1": {"num_warps": 4}, "M=2": {"num_warps": 4}}}})");
-  dir.write("b.json", R"({"arch": "sm90", "kernels": {"k": {"M=2": {"num_warps": 8}, "M=3": {"num_warps": 4}}}})");
+  dir.write(
+      "a.json",
+      R"({"arch": "sm90", "kernels": {"k": {"M=1": {"num_warps": 4}, "M=2": {"num_warps": 4}}}})");
+  dir.write(
+      "b.json",
+      R"({"arch": "sm90", "kernels": {"k": {"M=2": {"num_warps": 8}, "M=3": {"num_warps": 4}}}})");
   const auto result = run_cli({"table", "diff", path(dir, "a.json"), path(dir, "b.json")});
   BOOST_TEST(result.code == 1);
-  BOOST_TEST(result.out == "removed: k [M=1] ;warps=4;stages=3\n"
-                           "changed: k [M=2] ;warps=4;stages=3 -> ;warps=8;stages=3\n"
-                           "added:   k [M=3] ;warps=4;stages=3\n"
-                           "3 difference(s)\n");
+  BOOST_TEST(result.out ==
+             "removed: k [M=1] ;warps=4;stages=3\n"
+             "changed: k [M=2] ;warps=4;stages=3 -> ;warps=8;stages=3\n"
+             "added:   k [M=3] ;warps=4;stages=3\n"
+             "3 difference(s)\n");
   BOOST_TEST(run_cli({"table", "diff", path(dir, "a.json"), path(dir, "a.json")}).code == 0);
 }
 
 BOOST_AUTO_TEST_CASE(every_malformed_table_exits_2_with_one_line_and_no_output_file) {
   TempDir dir;
-  const std::string binary = (run_cli({"table", "convert", kTable, path(dir, "good.tlb")}), read_file(path(dir, "good.tlb")));
+  const std::string binary = (run_cli({"table", "convert", kTable, path(dir, "good.tlb")}),
+                              read_file(path(dir, "good.tlb")));
   std::string flipped = binary;
   flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 0x40);
   dir.write("truncated.tlb", binary.substr(0, binary.size() / 2));
@@ -88,18 +105,25 @@ BOOST_AUTO_TEST_CASE(every_malformed_table_exits_2_with_one_line_and_no_output_f
   dir.write("shape.json", R"({"arch": "sm90", "kernels": [1]})");
   dir.write("type.json", R"({"arch": "sm90", "kernels": {"k": {"*": {"num_warps": "four"}}}})");
   dir.write("float.json", R"({"arch": "sm90", "kernels": {"k": {"*": {"num_stages": 2.5}}}})");
-  dir.write("negative.json", R"({"arch": "sm90", "kernels": {"k": {"*": {"kwargs": {"BLOCK_M": -64}}}}})");
-  dir.write("range.json", R"({"arch": "sm90", "kernels": {"k": {"*": {"num_warps": 4294967296}}}})");
+  dir.write("negative.json",
+            R"({"arch": "sm90", "kernels": {"k": {"*": {"kwargs": {"BLOCK_M": -64}}}}})");
+  dir.write("range.json",
+            R"({"arch": "sm90", "kernels": {"k": {"*": {"num_warps": 4294967296}}}})");
   dir.write("version.json", R"({"arch": "sm90", "format_version": 7, "kernels": {}})");
   dir.write("empty.json", "");
   dir.write("truncated.json", R"({"arch": "sm90", "kern)");
   std::filesystem::create_directories(dir.path() / "folder.json");
   const std::vector<std::pair<std::string, std::string>> cases{
-      {"truncated.tlb", "corrupt binary table"}, {"shape.json", "kernels: expected an object"},
-      {"type.json", "num_warps: expected an integer"}, {"float.json", "num_stages: expected an integer"},
-      {"negative.json", "BLOCK_M: -64 is out of range"}, {"range.json", "num_warps: 4294967296 is out of range"},
-      {"version.json", "format_version 7 is newer"}, {"empty.json", "empty file"},
-      {"truncated.json", "not valid JSON"}, {"folder.json", "is a directory"},
+      {"truncated.tlb", "corrupt binary table"},
+      {"shape.json", "kernels: expected an object"},
+      {"type.json", "num_warps: expected an integer"},
+      {"float.json", "num_stages: expected an integer"},
+      {"negative.json", "BLOCK_M: -64 is out of range"},
+      {"range.json", "num_warps: 4294967296 is out of range"},
+      {"version.json", "format_version 7 is newer"},
+      {"empty.json", "empty file"},
+      {"truncated.json", "not valid JSON"},
+      {"folder.json", "is a directory"},
       {"missing.json", "no such file"}};
   for (const auto& [name, expected] : cases) {
     for (const std::string out : {"out.json", "out.tlb"}) {
@@ -124,19 +148,21 @@ BOOST_AUTO_TEST_SUITE(record_commands)
 BOOST_AUTO_TEST_CASE(merge_writes_a_table_whatever_the_file_order) {
   TempDir dir;
   write_records(dir);
-  const auto forward = run_cli({"merge", path(dir, "rec.rank0.json"), path(dir, "rec.rank1.json"), "-o", path(dir, "a.json")});
+  const auto forward = run_cli({"merge", path(dir, "rec.rank0.json"), path(dir, "rec.rank1.json"),
+                                "-o", path(dir, "a.json")});
   BOOST_TEST_INFO(forward.err);
   BOOST_TEST(forward.code == 0);
   BOOST_TEST(forward.out.find("1 key(s) where ranks disagreed") != std::string::npos);
-  run_cli({"merge", path(dir, "rec.rank1.json"), path(dir, "rec.rank0.json"), "-o", path(dir, "b.json")});
+  run_cli({"merge", path(dir, "rec.rank1.json"), path(dir, "rec.rank0.json"), "-o",
+           path(dir, "b.json")});
   BOOST_TEST(read_file(path(dir, "a.json")) == read_file(path(dir, "b.json")));
   const auto table = nlohmann::json::parse(read_file(path(dir, "a.json")));
   // 1:1 on M=1; rank 0's timings favour BLOCK_M=128.
   BOOST_TEST(table["kernels"]["pkg.mm"]["M=1"]["kwargs"]["BLOCK_M"] == 128);
   BOOST_TEST(table["provenance"]["device_name"] == "H200");
   // The merged table pins the winner.
-  const auto choice = run_cli({"choose", "--candidates", kCandidates, "--kernel", "pkg.mm", "--key", "M=1",
-                               "--table", path(dir, "a.json"), "--json"});
+  const auto choice = run_cli({"choose", "--candidates", kCandidates, "--kernel", "pkg.mm", "--key",
+                               "M=1", "--table", path(dir, "a.json"), "--json"});
   BOOST_TEST(choice.code == 2);  // pkg.mm is not in the example manifest: said clearly
   BOOST_TEST(choice.err.find("no kernel 'pkg.mm'") != std::string::npos);
 }
@@ -150,7 +176,8 @@ BOOST_AUTO_TEST_CASE(merge_to_binary_and_bad_records) {
   const auto bad = run_cli({"merge", path(dir, "bad.rank0.json"), "-o", path(dir, "x.json")});
   BOOST_TEST(bad.code == 2);
   BOOST_TEST(one_line(bad.err));
-  BOOST_TEST(bad.err.find("bad.rank0.json: sm90.k[\"*\"].num_warps: expected an integer") != std::string::npos);
+  BOOST_TEST(bad.err.find("bad.rank0.json: sm90.k[\"*\"].num_warps: expected an integer") !=
+             std::string::npos);
   BOOST_TEST(!std::filesystem::exists(dir.path() / "x.json"));
 }
 
@@ -160,9 +187,11 @@ BOOST_AUTO_TEST_CASE(report_shows_votes_and_timings_for_disagreeing_keys) {
   const auto result = run_cli({"report", path(dir, "rec.rank0.json"), path(dir, "rec.rank1.json")});
   BOOST_TEST(result.code == 0);
   BOOST_TEST(result.out.find("1 key(s) where ranks chose differently:\nsm90|pkg.mm|M=1\n") == 0u);
-  BOOST_TEST(result.out.find("1 vote(s): BLOCK_M=128;warps=8;stages=3  timed 2..2 ms") != std::string::npos);
+  BOOST_TEST(result.out.find("1 vote(s): BLOCK_M=128;warps=8;stages=3  timed 2..2 ms") !=
+             std::string::npos);
   BOOST_TEST(result.out.find("-> kept BLOCK_M=128;warps=8;stages=3 (timing)") != std::string::npos);
-  const auto json = nlohmann::json::parse(run_cli({"report", "--json", path(dir, "rec.rank0.json"), path(dir, "rec.rank1.json")}).out);
+  const auto json = nlohmann::json::parse(
+      run_cli({"report", "--json", path(dir, "rec.rank0.json"), path(dir, "rec.rank1.json")}).out);
   BOOST_TEST(json.size() == 1u);
   BOOST_TEST(json[0]["key"] == "M=1");
   const auto agreed = run_cli({"report", path(dir, "rec.rank1.json")});
@@ -175,8 +204,10 @@ BOOST_AUTO_TEST_SUITE(log_commands)
 
 BOOST_AUTO_TEST_CASE(verify_agrees_on_equal_and_disjoint_logs) {
   TempDir dir;
-  dir.write("c.rank0.json", R"({"rank": 0, "entries": {"sm90|k|M=1": "A;pinned", "sm90|k|M=2": "B;pinned"}})");
-  dir.write("c.rank1.json", R"({"rank": 1, "entries": {"sm90|k|M=1": "A;pinned", "sm90|k|M=3": "C;pinned"}})");
+  dir.write("c.rank0.json",
+            R"({"rank": 0, "entries": {"sm90|k|M=1": "A;pinned", "sm90|k|M=2": "B;pinned"}})");
+  dir.write("c.rank1.json",
+            R"({"rank": 1, "entries": {"sm90|k|M=1": "A;pinned", "sm90|k|M=3": "C;pinned"}})");
   const auto result = run_cli({"verify", path(dir, "c.rank0.json"), path(dir, "c.rank1.json")});
   BOOST_TEST(result.code == 0);
   BOOST_TEST(result.out.find("agreed: 3 kernel/shape keys across 2 rank(s)") != std::string::npos);
@@ -185,11 +216,14 @@ BOOST_AUTO_TEST_CASE(verify_agrees_on_equal_and_disjoint_logs) {
 BOOST_AUTO_TEST_CASE(verify_reports_conflicts_like_the_run_time_check_and_exits_1) {
   TempDir dir;
   for (int r = 0; r < 3; ++r)
-    dir.write("c.rank" + std::to_string(r) + ".json",
-              "{\"rank\": " + std::to_string(r) + ", \"entries\": {\"sm90|k|M=1\": \"" + (r == 1 ? "B" : "A") + ";pinned\"}}");
-  const auto result = run_cli({"verify", path(dir, "c.rank0.json"), path(dir, "c.rank1.json"), path(dir, "c.rank2.json")});
+    dir.write("c.rank" + std::to_string(r) + ".json", "{\"rank\": " + std::to_string(r) +
+                                                          ", \"entries\": {\"sm90|k|M=1\": \"" +
+                                                          (r == 1 ? "B" : "A") + ";pinned\"}}");
+  const auto result = run_cli(
+      {"verify", path(dir, "c.rank0.json"), path(dir, "c.rank1.json"), path(dir, "c.rank2.json")});
   BOOST_TEST(result.code == 1);
-  BOOST_TEST(result.out.find("sm90|k|M=1: 'A;pinned' on ranks 0,2; 'B;pinned' on rank 1") != std::string::npos);
+  BOOST_TEST(result.out.find("sm90|k|M=1: 'A;pinned' on ranks 0,2; 'B;pinned' on rank 1") !=
+             std::string::npos);
   const auto twice = run_cli({"verify", path(dir, "c.rank0.json"), path(dir, "c.rank0.json")});
   BOOST_TEST(twice.code == 2);
   BOOST_TEST(twice.err.find("rank 0 appears in two logs") != std::string::npos);
@@ -199,7 +233,8 @@ BOOST_AUTO_TEST_CASE(digest_matches_the_run_time_digest_and_catches_edits) {
   TempDir dir;
   tunelock::Notices notices;
   tunelock::Runtime runtime(0, notices);
-  runtime.log_choice("sm90", {"pkg", "k"}, "M=1", tunelock::make_config({{"BLOCK", 64}}), tunelock::ChoiceOrigin::pinned);
+  runtime.log_choice("sm90", {"pkg", "k"}, "M=1", tunelock::make_config({{"BLOCK", 64}}),
+                     tunelock::ChoiceOrigin::pinned);
   runtime.dump_choice_log(dir.path() / "log");
   const auto result = run_cli({"digest", path(dir, "log.rank0.json")});
   BOOST_TEST(result.code == 0);
@@ -217,22 +252,26 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(choose_explain)
 
 BOOST_AUTO_TEST_CASE(explain_lists_costs_and_what_each_rule_found) {
-  const auto result = run_cli({"choose", "--candidates", kCandidates, "--table", kExamples + "/tables", "--arch", "sm90",
-                               "--kernel", "demo.ops.matmul", "--key", "M=8192|N=1024|K=8192|bf16|bf16", "--explain"});
+  const auto result = run_cli(
+      {"choose", "--candidates", kCandidates, "--table", kExamples + "/tables", "--arch", "sm90",
+       "--kernel", "demo.ops.matmul", "--key", "M=8192|N=1024|K=8192|bf16|bf16", "--explain"});
   BOOST_TEST(result.code == 0);
-  for (const std::string& line : {
-           std::string("  [2] BLOCK_K=32,BLOCK_M=64,BLOCK_N=64,SPLIT_K=4;warps=4;stages=3  cost (393216, 4)  <- chosen\n"),
-           std::string("  table sm90 demo.ops.matmul [M=8192|N=1024|K=8192|bf16|bf16]: stale entry "),
-           std::string("  table sm90 demo.ops.matmul [*]: no entry\n"),
-           std::string("  table sm90 matmul [*]: entry matches candidate 2, decides\n"),
-           std::string("decision: candidate 2 BLOCK_K=32,BLOCK_M=64,BLOCK_N=64,SPLIT_K=4;warps=4;stages=3 (table*)\n")}) {
+  for (const std::string& line :
+       {std::string("  [2] BLOCK_K=32,BLOCK_M=64,BLOCK_N=64,SPLIT_K=4;warps=4;stages=3  cost "
+                    "(393216, 4)  <- chosen\n"),
+        std::string("  table sm90 demo.ops.matmul [M=8192|N=1024|K=8192|bf16|bf16]: stale entry "),
+        std::string("  table sm90 demo.ops.matmul [*]: no entry\n"),
+        std::string("  table sm90 matmul [*]: entry matches candidate 2, decides\n"),
+        std::string("decision: candidate 2 "
+                    "BLOCK_K=32,BLOCK_M=64,BLOCK_N=64,SPLIT_K=4;warps=4;stages=3 (table*)\n")}) {
     BOOST_TEST_INFO(line);
     BOOST_TEST(result.out.find(line) != std::string::npos);
   }
-  const auto untuned = run_cli({"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "N=1",
-                                "--explain", "--json"});
+  const auto untuned = run_cli({"choose", "--candidates", kCandidates, "--kernel",
+                                "demo.ops.softmax", "--key", "N=1", "--explain", "--json"});
   const auto json = nlohmann::json::parse(untuned.out);
-  BOOST_TEST(json["explanation"] == nlohmann::json::parse(R"(["table: none for unknown", "block sizes: none given",
+  BOOST_TEST(json["explanation"] ==
+             nlohmann::json::parse(R"(["table: none for unknown", "block sizes: none given",
       "on_miss min_cost: candidate 1 is the cheapest (ties go to the earlier), decides"])"));
 }
 

@@ -30,9 +30,11 @@ std::unique_ptr<InMemoryTable> sample_table() {
   p.sm_count = 132;
   p.packages = {{"mamba_ssm", "2.3.1"}};
   auto table = std::make_unique<InMemoryTable>("sm90", p);
-  table->set("pkg.mm", "M=1", TableEntry{make_config({{"BLOCK_M", 64}, {"BLOCK_N", 32}}, 4, 3), false});
+  table->set("pkg.mm", "M=1",
+             TableEntry{make_config({{"BLOCK_M", 64}, {"BLOCK_N", 32}}, 4, 3), false});
   table->set("pkg.mm", "*", TableEntry{make_config({{"BLOCK_M", 128}}, 8, 3, 2, 128), true});
-  table->set("norm", "N=8", TableEntry{make_config({{"BLOCK_M", 64}, {"BLOCK_N", 32}}, 4, 3), false});
+  table->set("norm", "N=8",
+             TableEntry{make_config({{"BLOCK_M", 64}, {"BLOCK_N", 32}}, 4, 3), false});
   return table;
 }
 
@@ -85,13 +87,15 @@ BOOST_AUTO_TEST_CASE(canonical_json_is_byte_stable_through_binary) {
   BOOST_TEST(table_to_json(*binary) == json);
   BOOST_TEST(table_to_json(*table_from_json(json, "again")) == json);  // a fixed point
   BOOST_TEST(json.back() == '\n');
-  BOOST_TEST(json.find("\n \"arch\": \"sm90\",\n \"format_version\": 1,\n \"kernels\"") != std::string::npos);
+  BOOST_TEST(json.find("\n \"arch\": \"sm90\",\n \"format_version\": 1,\n \"kernels\"") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(binary_is_deterministic_and_stores_configs_once) {
   InMemoryTable table("host");
   const Config shared = make_config({{"BLOCK", 64}}, 4, 2);
-  for (int i = 0; i < 1000; ++i) table.set("k", "M=" + std::to_string(i), TableEntry{shared, false});
+  for (int i = 0; i < 1000; ++i)
+    table.set("k", "M=" + std::to_string(i), TableEntry{shared, false});
   const std::string once = table_to_binary(table);
   BOOST_TEST(once == table_to_binary(table));
   BOOST_TEST(once.size() < 1000u * 40);  // keys plus a 4-byte reference each, one config
@@ -103,11 +107,14 @@ BOOST_AUTO_TEST_CASE(newer_binary_format_is_refused_naming_the_supported_version
   // by re-encoding would need the builder, so patch the known value instead.
   const std::string needle("\x01\x00\x00\x00", 4);
   bool refused = false;
-  for (std::size_t at = bytes.find(needle); at != std::string::npos; at = bytes.find(needle, at + 1)) {
+  for (std::size_t at = bytes.find(needle); at != std::string::npos;
+       at = bytes.find(needle, at + 1)) {
     std::string patched = bytes;
     patched[at] = 9;
     const std::string message = error_of([&] { table_from_binary(patched, "new.tlb"); });
-    if (message.find("format_version 9 is newer than this tunelock supports (1)") != std::string::npos) refused = true;
+    if (message.find("format_version 9 is newer than this tunelock supports (1)") !=
+        std::string::npos)
+      refused = true;
   }
   BOOST_TEST(refused);
 }
@@ -116,7 +123,8 @@ BOOST_AUTO_TEST_CASE(every_truncation_and_bit_flip_is_an_error_or_a_valid_table)
   const std::string bytes = table_to_binary(*sample_table());
   std::size_t rejected = 0;
   for (std::size_t length = 0; length < bytes.size(); ++length) {
-    const std::string message = error_of([&] { table_from_binary(bytes.substr(0, length), "cut.tlb"); });
+    const std::string message =
+        error_of([&] { table_from_binary(bytes.substr(0, length), "cut.tlb"); });
     BOOST_TEST_INFO("length " << length);
     BOOST_TEST(message.starts_with("cut.tlb: "));
   }
@@ -128,7 +136,8 @@ BOOST_AUTO_TEST_CASE(every_truncation_and_bit_flip_is_an_error_or_a_valid_table)
         const auto table = table_from_binary(flipped, "flip.tlb");
         // Accepted: it must then be fully readable.
         for (const std::string& kernel : table->kernels())
-          for (const std::string& key : table->keys(kernel)) BOOST_TEST(table->entry(kernel, key).has_value());
+          for (const std::string& key : table->keys(kernel))
+            BOOST_TEST(table->entry(kernel, key).has_value());
       } catch (const Error& e) {
         ++rejected;
         BOOST_TEST(std::string(e.what()).starts_with("flip.tlb: "));
@@ -139,9 +148,11 @@ BOOST_AUTO_TEST_CASE(every_truncation_and_bit_flip_is_an_error_or_a_valid_table)
 }
 
 BOOST_AUTO_TEST_CASE(json_bytes_are_not_a_binary_table) {
-  BOOST_TEST(error_of([] { table_from_binary("{\"arch\": \"sm90\"}", "x.tlb"); }).find("no TLTB identifier") !=
+  BOOST_TEST(error_of([] {
+               table_from_binary("{\"arch\": \"sm90\"}", "x.tlb");
+             }).find("no TLTB identifier") != std::string::npos);
+  BOOST_TEST(error_of([] { table_from_binary("", "x.tlb"); }).find("empty file") !=
              std::string::npos);
-  BOOST_TEST(error_of([] { table_from_binary("", "x.tlb"); }).find("empty file") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(provenance_differences_name_each_field) {
@@ -187,7 +198,8 @@ struct Recording {
     for (int rank = 0; rank < 4; ++rank) {
       const std::string m1 = rank < 2 ? fast : slow;
       const std::string m2 = rank == 3 ? slow : fast;
-      files.emplace_back(R"({"sm90": {"pkg.mm": {"M=1": )" + m1 + R"(, "M=2": )" + m2 + R"(, "M=3": )" + fast + "}}}",
+      files.emplace_back(R"({"sm90": {"pkg.mm": {"M=1": )" + m1 + R"(, "M=2": )" + m2 +
+                             R"(, "M=3": )" + fast + "}}}",
                          timings(rank));
     }
   }
@@ -196,13 +208,15 @@ struct Recording {
     // BLOCK_M=64 is faster on every rank for M=1 by a hair.
     const double f = 1.00 + 0.01 * rank, s = 0.99 + 0.01 * rank;
     auto entry = [](double a, double b) {
-      return "[{\"signature\": \"BLOCK_M=128;warps=8;stages=3\", \"median_ms\": " + std::to_string(a) +
-             "}, {\"signature\": \"BLOCK_M=64;warps=4;stages=3\", \"median_ms\": " + std::to_string(b) + "}]";
+      return "[{\"signature\": \"BLOCK_M=128;warps=8;stages=3\", \"median_ms\": " +
+             std::to_string(a) +
+             "}, {\"signature\": \"BLOCK_M=64;warps=4;stages=3\", \"median_ms\": " +
+             std::to_string(b) + "}]";
     };
     return R"({"format_version": 1, "rank": )" + std::to_string(rank) +
            R"(, "device": {"device_name": "NVIDIA H200", "sm_count": 132, "recorded_at": "2026-11-0)" +
-           std::to_string(rank + 1) + R"(T10:00:00Z"}, "timings": {"sm90": {"pkg.mm": {"M=1": )" + entry(f, s) +
-           ", \"M=2\": " + entry(f, s) + ", \"M=3\": " + entry(f, s) + "}}}}";
+           std::to_string(rank + 1) + R"(T10:00:00Z"}, "timings": {"sm90": {"pkg.mm": {"M=1": )" +
+           entry(f, s) + ", \"M=2\": " + entry(f, s) + ", \"M=3\": " + entry(f, s) + "}}}}";
   }
 
   std::vector<RecordFile> load(const std::vector<int>& order, bool with_timings) const {
@@ -223,8 +237,10 @@ BOOST_AUTO_TEST_SUITE(merge)
 BOOST_AUTO_TEST_CASE(majority_wins_and_timing_breaks_ties) {
   const Recording recording;
   const MergeResult result = merge_records(recording.load({0, 1, 2, 3}, true), "", "");
-  BOOST_TEST(signature(result.table->entry("pkg.mm", "M=2")->config) == "BLOCK_M=128;warps=8;stages=3");
-  BOOST_TEST(signature(result.table->entry("pkg.mm", "M=1")->config) == "BLOCK_M=64;warps=4;stages=3");
+  BOOST_TEST(signature(result.table->entry("pkg.mm", "M=2")->config) ==
+             "BLOCK_M=128;warps=8;stages=3");
+  BOOST_TEST(signature(result.table->entry("pkg.mm", "M=1")->config) ==
+             "BLOCK_M=64;warps=4;stages=3");
   BOOST_TEST_REQUIRE(result.disagreements.size() == 2u);
   BOOST_TEST(result.disagreements[0].decided_by == "timing");
   BOOST_TEST(result.disagreements[1].decided_by == "majority");
@@ -236,7 +252,8 @@ BOOST_AUTO_TEST_CASE(without_timings_ties_break_by_signature) {
   const Recording recording;
   const MergeResult result = merge_records(recording.load({0, 1, 2, 3}, false), "", "");
   // "BLOCK_M=128..." sorts before "BLOCK_M=64...".
-  BOOST_TEST(signature(result.table->entry("pkg.mm", "M=1")->config) == "BLOCK_M=128;warps=8;stages=3");
+  BOOST_TEST(signature(result.table->entry("pkg.mm", "M=1")->config) ==
+             "BLOCK_M=128;warps=8;stages=3");
   BOOST_TEST(result.disagreements[0].decided_by == "signature");
 }
 
@@ -270,33 +287,45 @@ BOOST_AUTO_TEST_CASE(three_files_in_every_order_agree_too) {
 
 BOOST_AUTO_TEST_CASE(report_lists_winners_votes_and_timing_spread) {
   const Recording recording;
-  const std::string report = disagreement_report(merge_records(recording.load({0, 1, 2, 3}, true), "", "").disagreements);
+  const std::string report =
+      disagreement_report(merge_records(recording.load({0, 1, 2, 3}, true), "", "").disagreements);
   BOOST_TEST(report.starts_with("2 key(s) where ranks chose differently:\nsm90|pkg.mm|M=1\n"));
-  BOOST_TEST(report.find("  2 vote(s): BLOCK_M=64;warps=4;stages=3  timed 0.99..1.02 ms, median 1.005 ms over 4 rank(s)") !=
-             std::string::npos);
-  BOOST_TEST(report.find("-> kept BLOCK_M=64;warps=4;stages=3 (timing); the winners' medians differ by 1.0%") !=
-             std::string::npos);
+  BOOST_TEST(report.find("  2 vote(s): BLOCK_M=64;warps=4;stages=3  timed 0.99..1.02 ms, median "
+                         "1.005 ms over 4 rank(s)") != std::string::npos);
+  BOOST_TEST(
+      report.find(
+          "-> kept BLOCK_M=64;warps=4;stages=3 (timing); the winners' medians differ by 1.0%") !=
+      std::string::npos);
   BOOST_TEST(report.find("sm90|pkg.mm|M=3") == std::string::npos);  // unanimous keys are not listed
 }
 
 BOOST_AUTO_TEST_CASE(several_architectures_need_an_explicit_arch) {
-  std::vector<RecordFile> records{record_from_json(R"({"sm90": {"k": {"*": {}}}, "sm80": {"k": {"*": {}}}})", "r")};
-  BOOST_TEST(error_of([&] { merge_records(records, "", ""); }).find("several architectures (sm80, sm90)") !=
-             std::string::npos);
+  std::vector<RecordFile> records{
+      record_from_json(R"({"sm90": {"k": {"*": {}}}, "sm80": {"k": {"*": {}}}})", "r")};
+  BOOST_TEST(error_of([&] {
+               merge_records(records, "", "");
+             }).find("several architectures (sm80, sm90)") != std::string::npos);
   BOOST_TEST(merge_records(records, "sm80", "").table->arch() == "sm80");
-  BOOST_TEST(error_of([&] { merge_records(records, "sm70", ""); }).find("no entries for sm70") != std::string::npos);
+  BOOST_TEST(error_of([&] { merge_records(records, "sm70", ""); }).find("no entries for sm70") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(malformed_records_and_timings_name_file_and_path) {
-  BOOST_TEST(error_of([] { record_from_json(R"({"sm90": {"k": {"M=1": {"num_warps": -2}}}})", "r.json"); })
-                 .find("r.json: sm90.k[\"M=1\"].num_warps: -2 is out of range") != std::string::npos);
-  BOOST_TEST(error_of([] { record_from_json(R"({"sm90": []})", "r.json"); }).find("r.json: sm90: expected an object") !=
-             std::string::npos);
+  BOOST_TEST(error_of([] {
+               record_from_json(R"({"sm90": {"k": {"M=1": {"num_warps": -2}}}})", "r.json");
+             }).find("r.json: sm90.k[\"M=1\"].num_warps: -2 is out of range") != std::string::npos);
+  BOOST_TEST(error_of([] {
+               record_from_json(R"({"sm90": []})", "r.json");
+             }).find("r.json: sm90: expected an object") != std::string::npos);
   RecordFile r;
-  BOOST_TEST(error_of([&] { add_timings_from_json(r, R"({"timings": {"a": {"k": {"*": [{"signature": "s", "median_ms": -1}]}}}})", "t.json"); })
-                 .find("median_ms: expected a non-negative number or null") != std::string::npos);
-  BOOST_TEST(error_of([&] { add_timings_from_json(r, R"({"format_version": 2, "timings": {}})", "t.json"); })
-                 .find("newer than this tunelock supports") != std::string::npos);
+  BOOST_TEST(error_of([&] {
+               add_timings_from_json(
+                   r, R"({"timings": {"a": {"k": {"*": [{"signature": "s", "median_ms": -1}]}}}})",
+                   "t.json");
+             }).find("median_ms: expected a non-negative number or null") != std::string::npos);
+  BOOST_TEST(error_of([&] {
+               add_timings_from_json(r, R"({"format_version": 2, "timings": {}})", "t.json");
+             }).find("newer than this tunelock supports") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(record_files_written_by_a_run_merge_back) {
@@ -309,7 +338,8 @@ BOOST_AUTO_TEST_CASE(record_files_written_by_a_run_merge_back) {
   BOOST_TEST(loaded.has_timings);
   BOOST_TEST(loaded.rank == 0);
   const auto merged = merge_records({loaded}, "", "");
-  BOOST_TEST(signature(merged.table->entry("demo.mm", "M=1")->config) == "BLOCK=64;warps=4;stages=2");
+  BOOST_TEST(signature(merged.table->entry("demo.mm", "M=1")->config) ==
+             "BLOCK=64;warps=4;stages=2");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -327,14 +357,18 @@ BOOST_AUTO_TEST_CASE(json_and_binary_round_trip_with_a_recomputed_digest) {
 }
 
 BOOST_AUTO_TEST_CASE(malformed_logs_name_the_file_and_problem) {
-  BOOST_TEST(error_of([] { choice_log_from_bytes(R"({"entries": {}})", "l.json"); }) == "l.json: rank: missing");
-  BOOST_TEST(error_of([] { choice_log_from_bytes(R"({"rank": 0, "entries": {"k": 3}})", "l.json"); })
-                 .find("l.json: entries[\"k\"]: expected a string") != std::string::npos);
-  BOOST_TEST(error_of([] { choice_log_from_bytes(R"({"rank": -1, "entries": {}})", "l.json"); })
-                 .find("rank: -1 is out of range") != std::string::npos);
+  BOOST_TEST(error_of([] { choice_log_from_bytes(R"({"entries": {}})", "l.json"); }) ==
+             "l.json: rank: missing");
+  BOOST_TEST(error_of([] {
+               choice_log_from_bytes(R"({"rank": 0, "entries": {"k": 3}})", "l.json");
+             }).find("l.json: entries[\"k\"]: expected a string") != std::string::npos);
+  BOOST_TEST(error_of([] {
+               choice_log_from_bytes(R"({"rank": -1, "entries": {}})", "l.json");
+             }).find("rank: -1 is out of range") != std::string::npos);
   std::string binary = choice_log_to_binary(ChoiceLogFile{0, {{"a", "b"}}, ""});
-  BOOST_TEST(error_of([&] { choice_log_from_bytes(binary.substr(0, binary.size() - 6), "l.tlcl"); })
-                 .find("l.tlcl: ") == 0u);
+  BOOST_TEST(error_of([&] {
+               choice_log_from_bytes(binary.substr(0, binary.size() - 6), "l.tlcl");
+             }).find("l.tlcl: ") == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -28,11 +28,11 @@ struct TimedCandidate {
 
 // One rank's record file, with its timing sidecar when there is one.
 struct RecordFile {
-  std::string origin;                            // for messages
+  std::string origin;  // for messages
   std::map<RecordKey, Config> winners;
   bool has_timings = false;
-  int rank = -1;                                 // from the sidecar; -1 unknown
-  Provenance device;                             // from the sidecar
+  int rank = -1;      // from the sidecar; -1 unknown
+  Provenance device;  // from the sidecar
   std::map<RecordKey, std::vector<TimedCandidate>> timings;
 };
 
@@ -51,7 +51,8 @@ struct Vote {
   std::string signature;
   Config config;
   int count = 0;
-  std::vector<double> timings_ms;  // every rank's median for this candidate, sorted; failures left out
+  std::vector<double>
+      timings_ms;  // every rank's median for this candidate, sorted; failures left out
 };
 
 struct KeyVerdict {
