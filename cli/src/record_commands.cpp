@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "table_files.hpp"
+#include "tunelock/error.hpp"
 #include "tunelock/merge.hpp"
 
 namespace tunelock::cli {
@@ -15,17 +16,23 @@ struct RecordOptions {
   bool json = false;
 };
 
+// Timing sidecars are read beside their record file, so a glob such as
+// `rec.rank*.json` that also matches them does what the user meant.
 std::vector<RecordFile> load_all(const std::vector<std::string>& paths) {
   std::vector<RecordFile> out;
-  for (const std::string& path : paths) out.push_back(load_record_file(path));
+  for (const std::string& path : paths) {
+    if (!path.ends_with(".timings.json")) out.push_back(load_record_file(path));
+  }
+  if (out.empty()) throw Error("no record files given (only timing sidecars)");
   return out;
 }
 
 int merge(const RecordOptions& options, Streams& streams) {
-  const MergeResult result = merge_records(load_all(options.records), options.arch, options.source);
+  const std::vector<RecordFile> records = load_all(options.records);
+  const MergeResult result = merge_records(records, options.arch, options.source);
   write_table(*result.table, options.output);
   streams.out << "wrote " << options.output << ": " << result.table->arch() << ", "
-              << result.table->entry_count() << " entries from " << options.records.size()
+              << result.table->entry_count() << " entries from " << records.size()
               << " record file(s); " << result.disagreements.size()
               << " key(s) where ranks disagreed (see tunelock report)\n";
   return kExitOk;

@@ -1,0 +1,75 @@
+// The type-independent half of a kernel family: its identity, candidate
+// configs, and the per-key cache of choices. KernelFamily<Args...> adds the
+// typed launch; everything about *which* variant runs lives here.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tunelock/config.hpp"
+#include "tunelock/kernel_id.hpp"
+#include "tunelock/launcher/tuner.hpp"
+#include "tunelock/tuning_key.hpp"
+
+namespace tunelock::launcher {
+
+class Launcher;
+
+class FamilyCore {
+ public:
+  // Throws Error when there are no configs, or when a config repeats.
+  FamilyCore(Launcher& launcher, KernelId id, std::vector<std::string> key_args,
+             std::vector<Config> configs);
+  ~FamilyCore();
+  FamilyCore(const FamilyCore&) = delete;
+  FamilyCore& operator=(const FamilyCore&) = delete;
+
+  const KernelId& id() const { return id_; }
+  const std::vector<std::string>& key_args() const { return key_args_; }
+  const std::vector<Config>& configs() const { return configs_; }
+
+  // Hot path: the variant already chosen for this call's key under the
+  // current policy, or nullopt. A hash lookup under a shared lock.
+  std::optional<std::size_t> cached(std::span<const KeyValue> values,
+                                    std::span<const std::string_view> dtypes) const;
+
+  // Miss path: decides once per key (other threads wait for the answer),
+  // timing through `site` when the policy says to, and caches the result.
+  std::size_t decide(std::span<const KeyValue> values, std::span<const std::string_view> dtypes,
+                     const CallSite& site);
+
+  // Number of keys decided under the current policy.
+  std::size_t cached_keys() const;
+
+ private:
+  // The policy decision for one new key: the one place a choice is made.
+  std::size_t choose(const std::string& key, const CallSite& site);
+  void enumerate_once(std::string_view state);
+  std::string tuning_key_text(std::span<const KeyValue> values,
+                              std::span<const std::string_view> dtypes) const;
+
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const;
+  };
+
+  Launcher& launcher_;
+  const KernelId id_;
+  const std::string qualified_;
+  const std::vector<std::string> key_args_;
+  const std::vector<Config> configs_;
+
+  mutable std::shared_mutex cache_mutex_;
+  std::unordered_map<std::string, std::size_t, Hash, std::equal_to<>> cache_;  // raw key -> variant
+  std::atomic<std::uint64_t> generation_;  // runtime generation the cache belongs to
+  std::mutex decide_mutex_;                // one decision at a time per family
+};
+
+}  // namespace tunelock::launcher

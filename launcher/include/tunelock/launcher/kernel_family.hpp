@@ -1,0 +1,89 @@
+// A kernel family as a trainer declares it: a qualified id, the names of
+// the arguments that make up its tuning key, and variants (a config plus
+// the function that launches it). Each call passes the key values, the
+// dtypes of its tensor arguments, and the arguments:
+//
+//   KernelFamily<const float*, float*, int> sum(launcher, {"my.ops", "sum"}, {"N"}, {
+//       {make_config({{"BLOCK", 256}}), sum_kernel<256>},
+//       {make_config({{"BLOCK", 1024}}), sum_kernel<1024>}});
+//   sum({n}, {"f32"}, in, out, n);
+//
+// The first call per key chooses as the installed policy says (pinned:
+// table, block sizes, cheapest; record/auto: timed); later calls are a
+// hash lookup and the launch.
+#pragma once
+
+#include <functional>
+#include <initializer_list>
+#include <vector>
+
+#include "tunelock/error.hpp"
+#include "tunelock/launcher/family_core.hpp"
+#include "tunelock/launcher/launcher.hpp"
+
+namespace tunelock::launcher {
+
+template <typename... Args>
+class KernelFamily {
+ public:
+  struct Variant {
+    Config config;
+    std::function<void(Args...)> launch;
+  };
+
+  struct Hooks {
+    // Runs before every launch of a config, timed or real (e.g. to set a
+    // config-dependent launch parameter).
+    std::function<void(const Config&, Args...)> pre_hook;
+    // Outputs zeroed before every timing run (kernels that accumulate).
+    std::function<std::vector<NamedBuffer>(Args...)> reset_to_zero;
+    // Outputs put back after every timing run (kernels that update in place).
+    std::function<std::vector<NamedBuffer>(Args...)> restore;
+  };
+
+  KernelFamily(Launcher& launcher, KernelId id, std::vector<std::string> key_args,
+               std::vector<Variant> variants, Hooks hooks = {})
+      : variants_(std::move(variants)),
+        hooks_(std::move(hooks)),
+        core_(launcher, std::move(id), std::move(key_args), configs_of(variants_)) {}
+
+  void operator()(std::initializer_list<KeyValue> key, std::initializer_list<std::string_view> dtypes,
+                  Args... args) {
+    const std::span<const KeyValue> values(key.begin(), key.size());
+    const std::span<const std::string_view> types(dtypes.begin(), dtypes.size());
+    std::optional<std::size_t> index = core_.cached(values, types);
+    if (!index) index = core_.decide(values, types, call_site(args...));
+    run(*index, args...);
+  }
+
+  const FamilyCore& core() const { return core_; }
+
+ private:
+  static std::vector<Config> configs_of(const std::vector<Variant>& variants) {
+    std::vector<Config> out;
+    for (const Variant& v : variants) {
+      if (!v.launch) throw Error("a variant of a kernel family has no launch function");
+      out.push_back(v.config);
+    }
+    return out;
+  }
+
+  void run(std::size_t index, Args... args) {
+    if (hooks_.pre_hook) hooks_.pre_hook(variants_[index].config, args...);
+    variants_[index].launch(args...);
+  }
+
+  CallSite call_site(Args... args) {
+    CallSite site;
+    site.run = [this, args...](std::size_t i) { run(i, args...); };
+    if (hooks_.reset_to_zero) site.reset_to_zero = hooks_.reset_to_zero(args...);
+    if (hooks_.restore) site.restore = hooks_.restore(args...);
+    return site;
+  }
+
+  std::vector<Variant> variants_;
+  Hooks hooks_;
+  FamilyCore core_;
+};
+
+}  // namespace tunelock::launcher

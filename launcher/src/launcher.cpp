@@ -1,0 +1,54 @@
+#include "tunelock/launcher/launcher.hpp"
+
+#include <cstdlib>
+#include <ctime>
+
+#include "tunelock/files.hpp"
+#include "tunelock/json_config.hpp"
+#include "tunelock/launcher/family_core.hpp"
+
+namespace tunelock::launcher {
+
+Launcher::Launcher(Backend& backend, Runtime& runtime, TuningOptions options)
+    : backend_(backend), runtime_(runtime), options_(options), arch_(backend.arch()) {
+  Provenance device = backend_.device();
+  // When a record run happened: merged tables take their recording time
+  // from these files, never from the clock of the tool that merges.
+  const std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  device.recorded_at = stamp;
+  runtime_.set_device(std::move(device));
+}
+
+void Launcher::add(const FamilyCore* family) {
+  std::lock_guard lock(mutex_);
+  families_.insert(family);
+}
+
+void Launcher::remove(const FamilyCore* family) {
+  std::lock_guard lock(mutex_);
+  families_.erase(family);
+}
+
+nlohmann::json Launcher::manifest() const {
+  nlohmann::json kernels = nlohmann::json::object();
+  std::lock_guard lock(mutex_);
+  for (const FamilyCore* family : families_) {
+    nlohmann::json configs = nlohmann::json::array();
+    for (const Config& c : family->configs()) configs.push_back(config_to_json(c));
+    kernels[family->id().qualified()] = {{"key", family->key_args()}, {"configs", configs}};
+  }
+  return {{"kernels", kernels}};
+}
+
+void Launcher::write_manifest(const std::filesystem::path& path) const {
+  write_file_atomically(path, manifest().dump(1) + "\n");
+}
+
+void Launcher::flush() const {
+  const char* choice_log = std::getenv("TUNELOCK_CHOICE_LOG");
+  runtime_.flush(choice_log ? choice_log : "");
+}
+
+}  // namespace tunelock::launcher
