@@ -27,6 +27,7 @@ bench: build
 	@$(BUILD)/tests/bench/engine_bench
 	@$(BUILD)/tests/bench/runtime_bench
 	@$(BUILD)/tests/bench/table_load_bench
+	@$(BUILD)/tests/bench/dispatch_bench
 
 format:
 	@git ls-files '*.hpp' '*.cpp' | xargs clang-format -i

@@ -36,7 +36,8 @@ void matmul_splitk(const float* a, const float* b, float* c, int m, int n, int k
           }
         for (int i = i0; i < i1; ++i)
           for (int j = j0; j < j1; ++j)
-            c[static_cast<std::size_t>(i) * n + j] += partial[static_cast<std::size_t>(i - i0) * kBlockN + (j - j0)];
+            c[static_cast<std::size_t>(i) * n + j] +=
+                partial[static_cast<std::size_t>(i - i0) * kBlockN + (j - j0)];
       }
     }
   }
@@ -59,10 +60,14 @@ std::vector<ReduceFamily::Variant> reduce_variants() {
 }
 
 std::vector<MatmulFamily::Variant> matmul_variants() {
-  return {{make_config({{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"SPLIT_K", 1}}, 4, 2), matmul_splitk<16, 16, 1>},
-          {make_config({{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"SPLIT_K", 2}}, 4, 3), matmul_splitk<32, 32, 2>},
-          {make_config({{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"SPLIT_K", 4}}, 8, 3), matmul_splitk<64, 64, 4>},
-          {make_config({{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"SPLIT_K", 8}}, 4, 4), matmul_splitk<16, 64, 8>}};
+  return {{make_config({{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"SPLIT_K", 1}}, 4, 2),
+           matmul_splitk<16, 16, 1>},
+          {make_config({{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"SPLIT_K", 2}}, 4, 3),
+           matmul_splitk<32, 32, 2>},
+          {make_config({{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"SPLIT_K", 4}}, 8, 3),
+           matmul_splitk<64, 64, 4>},
+          {make_config({{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"SPLIT_K", 8}}, 4, 4),
+           matmul_splitk<16, 64, 8>}};
 }
 
 std::vector<NormFamily::Variant> norm_variants() {

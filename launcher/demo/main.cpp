@@ -24,7 +24,8 @@ std::vector<float> pseudo_random(std::size_t n, std::uint64_t seed) {
   std::vector<float> out(n);
   for (float& v : out) {
     seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    v = static_cast<float>(static_cast<std::int64_t>(seed >> 40) - (1 << 23)) / static_cast<float>(1 << 23);
+    v = static_cast<float>(static_cast<std::int64_t>(seed >> 40) - (1 << 23)) /
+        static_cast<float>(1 << 23);
   }
   return out;
 }
@@ -42,8 +43,8 @@ int run(const Options& options) {
   launcher::HostBackend backend;
   launcher::Launcher launcher(backend, runtime);
 
-  demo::MatmulFamily matmul(launcher, {"demo.ops", "matmul_splitk"}, {"M", "N", "K"}, demo::matmul_variants(),
-                            demo::matmul_hooks());
+  demo::MatmulFamily matmul(launcher, {"demo.ops", "matmul_splitk"}, {"M", "N", "K"},
+                            demo::matmul_variants(), demo::matmul_hooks());
   demo::ReduceFamily reduce(launcher, {"demo.ops", "reduce_sum"}, {"N"}, demo::reduce_variants());
   demo::NormFamily norm(launcher, {"demo.ops", "rms_normalize"}, {"N"}, demo::norm_variants());
   if (!options.manifest.empty()) launcher.write_manifest(options.manifest);
@@ -52,13 +53,15 @@ int run(const Options& options) {
   const std::vector<float> x = pseudo_random(static_cast<std::size_t>(m) * k, 1);
   std::vector<float> xt(x.size());  // x transposed, for the weight update
   for (int i = 0; i < m; ++i)
-    for (int j = 0; j < k; ++j) xt[static_cast<std::size_t>(j) * m + i] = x[static_cast<std::size_t>(i) * k + j];
+    for (int j = 0; j < k; ++j)
+      xt[static_cast<std::size_t>(j) * m + i] = x[static_cast<std::size_t>(i) * k + j];
   std::vector<float> w = pseudo_random(static_cast<std::size_t>(k) * n, 2);
   std::vector<float> y(static_cast<std::size_t>(m) * n), grad(w.size());
   SoloCollective group;  // one process; the UCX collective takes its place across ranks
 
   std::cout << "rank " << rank.rank << "/" << rank.world_size << ", policy "
-            << to_string(runtime.policy()->effective_mode()) << (runtime.policy()->chaos ? " (chaos)" : "") << "\n";
+            << to_string(runtime.policy()->effective_mode())
+            << (runtime.policy()->chaos ? " (chaos)" : "") << "\n";
   for (int step = 1; step <= options.steps; ++step) {
     std::fill(y.begin(), y.end(), 0.0f);
     matmul({m, n, k}, {"f32", "f32"}, x.data(), w.data(), y.data(), m, n, k);
@@ -72,8 +75,10 @@ int run(const Options& options) {
     if (auto agreed = runtime.maybe_verify(step, group))
       std::printf("step %d: choices %s across ranks\n", step, *agreed ? "agree" : "DIFFER");
   }
-  std::printf("choices: %zu, digest %s\n", runtime.choice_log().size(), runtime.choice_digest().c_str());
-  std::printf("checksum %016llx\n", static_cast<unsigned long long>(XXH3_64bits(w.data(), w.size() * sizeof(float))));
+  std::printf("choices: %zu, digest %s\n", runtime.choice_log().size(),
+              runtime.choice_digest().c_str());
+  std::printf("checksum %016llx\n",
+              static_cast<unsigned long long>(XXH3_64bits(w.data(), w.size() * sizeof(float))));
   launcher.flush();
   return 0;
 }
@@ -84,7 +89,8 @@ int main(int argc, char** argv) {
   CLI::App app{"tunelock-demo: a training-like loop over host kernels, reproducible when pinned"};
   Options options;
   app.add_option("--steps", options.steps, "Training steps")->check(CLI::PositiveNumber);
-  app.add_option("--manifest", options.manifest, "Write the candidate manifest of the demo's kernels here");
+  app.add_option("--manifest", options.manifest,
+                 "Write the candidate manifest of the demo's kernels here");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(options);

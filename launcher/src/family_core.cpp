@@ -1,8 +1,5 @@
 #include "tunelock/launcher/family_core.hpp"
 
-#include <xxhash.h>
-
-#include <cstring>
 #include <set>
 
 #include "tunelock/error.hpp"
@@ -10,37 +7,6 @@
 #include "tunelock/log.hpp"
 
 namespace tunelock::launcher {
-namespace {
-
-// The cache key: the call's key values and dtypes as tagged bytes. Cheaper
-// than the textual tuning key, which is only built on a miss.
-void encode_raw_key(std::string& out, std::span<const KeyValue> values,
-                    std::span<const std::string_view> dtypes) {
-  out.clear();
-  auto append_text = [&](char tag, std::string_view text) {
-    const std::uint32_t size = static_cast<std::uint32_t>(text.size());
-    out += tag;
-    out.append(reinterpret_cast<const char*>(&size), sizeof size);
-    out.append(text);
-  };
-  for (const KeyValue& value : values) {
-    if (const auto* number = std::get_if<std::int64_t>(&value)) {
-      out += 'i';
-      out.append(reinterpret_cast<const char*>(number), sizeof *number);
-    } else if (const auto* flag = std::get_if<bool>(&value)) {
-      out += *flag ? 'T' : 'F';
-    } else {
-      append_text('s', std::get<std::string_view>(value));
-    }
-  }
-  for (std::string_view dtype : dtypes) append_text('d', dtype);
-}
-
-}  // namespace
-
-std::size_t FamilyCore::Hash::operator()(std::string_view s) const {
-  return static_cast<std::size_t>(XXH3_64bits(s.data(), s.size()));
-}
 
 FamilyCore::FamilyCore(Launcher& launcher, KernelId id, std::vector<std::string> key_args,
                        std::vector<Config> configs)
@@ -65,24 +31,17 @@ std::optional<std::size_t> FamilyCore::cached(std::span<const KeyValue> values,
                                               std::span<const std::string_view> dtypes) const {
   if (generation_.load(std::memory_order_acquire) != launcher_.runtime().generation())
     return std::nullopt;  // a new policy: decide again
-  thread_local std::string raw;
-  encode_raw_key(raw, values, dtypes);
-  std::shared_lock lock(cache_mutex_);
-  auto it = cache_.find(std::string_view(raw));
-  if (it == cache_.end()) return std::nullopt;
-  return it->second;
+  return cache_.find(RawKey(values, dtypes).bytes());
 }
 
-std::size_t FamilyCore::cached_keys() const {
-  std::shared_lock lock(cache_mutex_);
-  return cache_.size();
-}
+std::size_t FamilyCore::cached_keys() const { return cache_.size(); }
 
 std::string FamilyCore::tuning_key_text(std::span<const KeyValue> values,
                                         std::span<const std::string_view> dtypes) const {
   if (values.size() != key_args_.size()) {
     throw Error("kernel '" + qualified_ + "' declares " + std::to_string(key_args_.size()) +
-                " key argument(s) but a call passed " + std::to_string(values.size()) + " value(s)");
+                " key argument(s) but a call passed " + std::to_string(values.size()) +
+                " value(s)");
   }
   std::vector<KeyArg> args;
   for (std::size_t i = 0; i < values.size(); ++i) args.push_back(KeyArg{key_args_[i], values[i]});
@@ -93,19 +52,17 @@ std::size_t FamilyCore::decide(std::span<const KeyValue> values,
                                std::span<const std::string_view> dtypes, const CallSite& site) {
   std::lock_guard decide_lock(decide_mutex_);
   const std::uint64_t generation = launcher_.runtime().generation();
-  std::string raw;
-  encode_raw_key(raw, values, dtypes);
-  {
-    std::unique_lock lock(cache_mutex_);
-    if (generation_.load(std::memory_order_relaxed) != generation) {
-      cache_.clear();  // choices belong to the policy they were made under
-      generation_.store(generation, std::memory_order_release);
-    }
-    if (auto it = cache_.find(std::string_view(raw)); it != cache_.end()) return it->second;
+  const RawKey raw(values, dtypes);
+  if (generation_.load(std::memory_order_relaxed) != generation) {
+    // Choices belong to the policy they were made under. A launch racing
+    // with a policy change may still use the old choice once; install a
+    // policy at start-up, before kernels run.
+    cache_.clear();
+    generation_.store(generation, std::memory_order_release);
   }
+  if (auto hit = cache_.find(raw.bytes())) return *hit;
   const std::size_t index = choose(tuning_key_text(values, dtypes), site);
-  std::unique_lock lock(cache_mutex_);
-  cache_.emplace(std::move(raw), index);
+  cache_.insert(raw.bytes(), index);
   return index;
 }
 
@@ -125,26 +82,29 @@ std::size_t FamilyCore::choose(const std::string& key, const CallSite& site) {
       runtime.log_choice(launcher_.arch(), id_, kWildcardKey, configs_[0], origin);
     return 0;
   }
-  if (policy->enumerate) enumerate_once(!observed ? "UNPINNED" : mode == Mode::pinned ? "PINNED" : "TIMED");
+  if (policy->enumerate)
+    enumerate_once(!observed ? "UNPINNED" : mode == Mode::pinned ? "PINNED" : "TIMED");
 
   if (observed && mode == Mode::pinned)
     return runtime.pinned_choice(launcher_.arch(), id_, key, configs_).index;
 
   const std::string what = qualified_ + " [" + key + "]";
-  const TuningResult tuned =
-      tune(launcher_.backend(), site, configs_, launcher_.tuning(), what, process_notices());
+  const TuningResult tuned = tune(launcher_.backend(), site, configs_, launcher_.tuning(),
+                                  qualified_, what, runtime.notices());
   if (observed && policy->intercepts())
     runtime.log_choice(launcher_.arch(), id_, key, configs_[tuned.best], ChoiceOrigin::timed);
   if (observed && mode == Mode::record) {
     std::vector<CandidateTiming> timings;
-    for (std::size_t i = 0; i < configs_.size(); ++i) timings.push_back({configs_[i], tuned.median_ms[i]});
-    runtime.records().add(launcher_.arch(), qualified_, key, configs_[tuned.best], std::move(timings));
+    for (std::size_t i = 0; i < configs_.size(); ++i)
+      timings.push_back({configs_[i], tuned.median_ms[i]});
+    runtime.records().add(launcher_.arch(), qualified_, key, configs_[tuned.best],
+                          std::move(timings));
   }
   return tuned.best;
 }
 
 void FamilyCore::enumerate_once(std::string_view state) {
-  if (!process_notices().first("enumerate|" + qualified_)) return;
+  if (!launcher_.runtime().notices().first("enumerate|" + qualified_)) return;
   logger().info("{} {} ({} variants)", state, qualified_, configs_.size());
 }
 

@@ -15,8 +15,10 @@ Launcher::Launcher(Backend& backend, Runtime& runtime, TuningOptions options)
   // When a record run happened: merged tables take their recording time
   // from these files, never from the clock of the tool that merges.
   const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
   char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
   device.recorded_at = stamp;
   runtime_.set_device(std::move(device));
 }

@@ -31,7 +31,8 @@ struct Snapshot {
 }  // namespace
 
 TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config> configs,
-                  const TuningOptions& options, const std::string& what, Notices& notices) {
+                  const TuningOptions& options, const std::string& kernel, const std::string& what,
+                  Notices& notices) {
   using Clock = std::chrono::steady_clock;
   const Snapshot snapshot(backend, site);
   const auto before = [&] {
@@ -46,13 +47,13 @@ TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config
   auto last_progress = start;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     try {
-      const auto samples = backend.time(before, [&] { site.run(i); }, nothing, options.warmup,
-                                        std::max(options.repeats, 1));
+      const auto samples = backend.time(
+          before, [&] { site.run(i); }, nothing, options.warmup, std::max(options.repeats, 1));
       result.median_ms.push_back(median(samples));
     } catch (const std::exception& e) {
       result.median_ms.push_back(std::nullopt);
       last_error = e.what();
-      if (notices.first("failed|" + what + "|" + signature(configs[i]))) {
+      if (notices.first("failed|" + kernel + "|" + signature(configs[i]))) {
         logger().warn("candidate {} ({}) of {} failed: {}; timed as infinite", i,
                       signature(configs[i]), what, e.what());
       }

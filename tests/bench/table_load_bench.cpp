@@ -24,11 +24,13 @@ namespace {
 std::unique_ptr<InMemoryTable> generate(int kernels, int keys) {
   std::vector<Config> configs;
   for (std::int64_t m : {32, 64, 128, 256})
-    for (int warps : {4, 8}) configs.push_back(make_config({{"BLOCK_M", m}, {"BLOCK_N", 64}, {"BLOCK_K", 32}}, warps, 3));
+    for (int warps : {4, 8})
+      configs.push_back(make_config({{"BLOCK_M", m}, {"BLOCK_N", 64}, {"BLOCK_K", 32}}, warps, 3));
   auto table = std::make_unique<InMemoryTable>("sm90");
   for (int k = 0; k < kernels; ++k)
     for (int s = 0; s < keys; ++s)
-      table->set("pkg.ops._kernel_" + std::to_string(k), "M=" + std::to_string(s) + "|N=4096|torch.bfloat16",
+      table->set("pkg.ops._kernel_" + std::to_string(k),
+                 "M=" + std::to_string(s) + "|N=4096|torch.bfloat16",
                  TableEntry{configs[static_cast<std::size_t>((k * 7 + s) % 8)], false});
   return table;
 }
@@ -56,13 +58,15 @@ int child_main(const char* file, int kernels, int keys) {
     const auto start = Clock::now();
     const auto table = load_table_file(std::filesystem::path(file));
     m.load_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    const std::vector<Config> candidates{make_config({{"BLOCK_K", 32}, {"BLOCK_M", 256}, {"BLOCK_N", 64}}, 8, 3)};
+    const std::vector<Config> candidates{
+        make_config({{"BLOCK_K", 32}, {"BLOCK_M", 256}, {"BLOCK_N", 64}}, 8, 3)};
     std::mt19937 random(42);
     std::vector<std::pair<std::string, std::string>> probes;
     for (int i = 0; i < 100'000; ++i) {
       const int k = static_cast<int>(random() % static_cast<unsigned>(kernels));
       const int s = static_cast<int>(random() % static_cast<unsigned>(keys));
-      probes.emplace_back("pkg.ops._kernel_" + std::to_string(k), "M=" + std::to_string(s) + "|N=4096|torch.bfloat16");
+      probes.emplace_back("pkg.ops._kernel_" + std::to_string(k),
+                          "M=" + std::to_string(s) + "|N=4096|torch.bfloat16");
     }
     std::size_t hits = 0;
     const auto lookup_start = Clock::now();
@@ -83,7 +87,8 @@ Measure measure(const std::filesystem::path& file, int kernels, int keys) {
     close(fds[0]);
     dup2(fds[1], 3);
     const std::string k = std::to_string(kernels), s = std::to_string(keys);
-    execl("/proc/self/exe", "table_load_bench", "--child", file.c_str(), k.c_str(), s.c_str(), nullptr);
+    execl("/proc/self/exe", "table_load_bench", "--child", file.c_str(), k.c_str(), s.c_str(),
+          nullptr);
     _exit(127);
   }
   close(fds[1]);
@@ -98,24 +103,28 @@ Measure measure(const std::filesystem::path& file, int kernels, int keys) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 5 && std::string(argv[1]) == "--child") return child_main(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+  if (argc == 5 && std::string(argv[1]) == "--child")
+    return child_main(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
   const int kernels = argc > 2 ? std::atoi(argv[1]) : 1000;
   const int keys = argc > 2 ? std::atoi(argv[2]) : 1000;
-  const auto dir = std::filesystem::temp_directory_path() / ("tunelock-bench-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tunelock-bench-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   {
     const auto table = generate(kernels, keys);
     write_file_atomically(dir / "sm90.json", table_to_json(*table));
     write_file_atomically(dir / "sm90.tlb", table_to_binary(*table));
   }
-  std::printf("table: %d kernels x %d keys = %d entries; JSON %.1f MB, binary %.1f MB\n", kernels, keys,
-              kernels * keys, std::filesystem::file_size(dir / "sm90.json") / 1e6,
+  std::printf("table: %d kernels x %d keys = %d entries; JSON %.1f MB, binary %.1f MB\n", kernels,
+              keys, kernels * keys, std::filesystem::file_size(dir / "sm90.json") / 1e6,
               std::filesystem::file_size(dir / "sm90.tlb") / 1e6);
   const Measure json = measure(dir / "sm90.json", kernels, keys);
   const Measure binary = measure(dir / "sm90.tlb", kernels, keys);
   std::printf("%-8s %12s %14s %16s\n", "format", "load ms", "peak RSS MiB", "lookups/s");
-  std::printf("%-8s %12.1f %14.1f %16.3g\n", "json", json.load_ms, json.peak_kib / 1024.0, json.lookups_per_s);
-  std::printf("%-8s %12.1f %14.1f %16.3g\n", "binary", binary.load_ms, binary.peak_kib / 1024.0, binary.lookups_per_s);
+  std::printf("%-8s %12.1f %14.1f %16.3g\n", "json", json.load_ms, json.peak_kib / 1024.0,
+              json.lookups_per_s);
+  std::printf("%-8s %12.1f %14.1f %16.3g\n", "binary", binary.load_ms, binary.peak_kib / 1024.0,
+              binary.lookups_per_s);
   std::printf("binary loads %.1fx faster than JSON\n", json.load_ms / binary.load_ms);
   std::filesystem::remove_all(dir);
 }

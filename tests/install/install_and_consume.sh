@@ -4,17 +4,20 @@
 # choice log the consumer wrote at exit.
 set -euo pipefail
 build=$1 consumer=$2 generator=${3:-Ninja}
+cxx_flags=${4:-} linker_flags=${5:-}  # the build's own (sanitizer presets need them)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
+cmake --install "$build" --prefix "$scratch/prefix" >/dev/null || { echo "FAIL: install"; exit 1; }
 for path in bin/tunelock include/tunelock/runtime.hpp include/tunelock/selection.hpp \
             lib/cmake/tunelock/tunelockConfig.cmake share/tunelock/tables; do
   [[ -e $scratch/prefix/$path ]] || { echo "FAIL: $path is not installed"; exit 1; }
 done
 
-cmake -S "$consumer" -B "$scratch/build" -G "$generator" -DCMAKE_PREFIX_PATH="$scratch/prefix" >/dev/null
-cmake --build "$scratch/build" >/dev/null
+quiet() { local log; log=$("$@" 2>&1) || { echo "$log"; echo "FAIL: $*"; exit 1; }; }
+quiet cmake -S "$consumer" -B "$scratch/build" -G "$generator" -DCMAKE_PREFIX_PATH="$scratch/prefix" \
+  -DCMAKE_CXX_FLAGS="$cxx_flags" -DCMAKE_EXE_LINKER_FLAGS="$linker_flags"
+quiet cmake --build "$scratch/build"
 
 out=$(TUNELOCK_MODE=pinned TUNELOCK_CHOICE_LOG="$scratch/log" "$scratch/build/consumer" 2>/dev/null)
 echo "consumer printed: $out"

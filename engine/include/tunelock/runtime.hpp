@@ -56,6 +56,9 @@ class Runtime {
 
   int rank() const { return rank_; }
 
+  // The once-per-policy notices of this runtime (reset on policy change).
+  Notices& notices() const { return notices_; }
+
   // ---- Choosing and logging ----
 
   // The timing-free choice under the installed policy (chaos when it asks

@@ -6,15 +6,14 @@
 #include <atomic>
 #include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "tunelock/config.hpp"
 #include "tunelock/kernel_id.hpp"
+#include "tunelock/launcher/choice_cache.hpp"
 #include "tunelock/launcher/tuner.hpp"
 #include "tunelock/tuning_key.hpp"
 
@@ -36,7 +35,7 @@ class FamilyCore {
   const std::vector<Config>& configs() const { return configs_; }
 
   // Hot path: the variant already chosen for this call's key under the
-  // current policy, or nullopt. A hash lookup under a shared lock.
+  // current policy, or nullopt. A lock-free hash lookup.
   std::optional<std::size_t> cached(std::span<const KeyValue> values,
                                     std::span<const std::string_view> dtypes) const;
 
@@ -55,21 +54,15 @@ class FamilyCore {
   std::string tuning_key_text(std::span<const KeyValue> values,
                               std::span<const std::string_view> dtypes) const;
 
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const;
-  };
-
   Launcher& launcher_;
   const KernelId id_;
   const std::string qualified_;
   const std::vector<std::string> key_args_;
   const std::vector<Config> configs_;
 
-  mutable std::shared_mutex cache_mutex_;
-  std::unordered_map<std::string, std::size_t, Hash, std::equal_to<>> cache_;  // raw key -> variant
+  ChoiceCache cache_;                      // raw key -> variant
   std::atomic<std::uint64_t> generation_;  // runtime generation the cache belongs to
-  std::mutex decide_mutex_;                // one decision at a time per family
+  std::mutex decide_mutex_;                // one decision (and cache write) at a time
 };
 
 }  // namespace tunelock::launcher

@@ -47,8 +47,8 @@ class KernelFamily {
         hooks_(std::move(hooks)),
         core_(launcher, std::move(id), std::move(key_args), configs_of(variants_)) {}
 
-  void operator()(std::initializer_list<KeyValue> key, std::initializer_list<std::string_view> dtypes,
-                  Args... args) {
+  void operator()(std::initializer_list<KeyValue> key,
+                  std::initializer_list<std::string_view> dtypes, Args... args) {
     const std::span<const KeyValue> values(key.begin(), key.size());
     const std::span<const std::string_view> types(dtypes.begin(), dtypes.size());
     std::optional<std::size_t> index = core_.cached(values, types);

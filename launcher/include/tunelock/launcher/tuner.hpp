@@ -34,8 +34,10 @@ struct TuningResult {
   std::vector<std::optional<double>> median_ms;  // per candidate; empty = failed
 };
 
-// `what` names the kernel and key in messages ("pkg.mm [M=1]").
+// `what` names the kernel and key in messages ("pkg.mm [M=1]"); a failing
+// candidate is reported once per `kernel` (qualified name) and config.
 TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config> configs,
-                  const TuningOptions& options, const std::string& what, Notices& notices);
+                  const TuningOptions& options, const std::string& kernel, const std::string& what,
+                  Notices& notices);
 
 }  // namespace tunelock::launcher

@@ -1,0 +1,62 @@
+#include "tunelock/launcher/choice_cache.hpp"
+
+// Inlined: hashing a short key is a few instructions, a library call is more.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+
+namespace tunelock::launcher {
+
+ChoiceCache::Slots::Slots(std::size_t capacity)
+    : mask(capacity - 1), slots(new std::atomic<const Entry*>[capacity]) {
+  for (std::size_t i = 0; i < capacity; ++i) slots[i].store(nullptr, std::memory_order_relaxed);
+}
+
+ChoiceCache::ChoiceCache() {
+  tables_.push_back(std::make_unique<Slots>(16));
+  current_.store(tables_.back().get(), std::memory_order_release);
+}
+
+ChoiceCache::~ChoiceCache() = default;
+
+std::optional<std::size_t> ChoiceCache::find(std::string_view raw) const {
+  const std::uint64_t hash = XXH3_64bits(raw.data(), raw.size());
+  const Slots* table = current_.load(std::memory_order_acquire);
+  for (std::size_t i = hash & table->mask;; i = (i + 1) & table->mask) {
+    const Entry* entry = table->slots[i].load(std::memory_order_acquire);
+    if (!entry) return std::nullopt;
+    if (entry->hash == hash && entry->raw == raw) return entry->variant;
+  }
+}
+
+void ChoiceCache::place(Slots& table, const Entry* entry) {
+  std::size_t i = entry->hash & table.mask;
+  while (table.slots[i].load(std::memory_order_relaxed)) i = (i + 1) & table.mask;
+  table.slots[i].store(entry, std::memory_order_release);
+}
+
+void ChoiceCache::insert(std::string_view raw, std::size_t variant) {
+  entries_.push_back(std::make_unique<Entry>(Entry{std::string(raw), XXH3_64bits(raw.data(), raw.size()), variant}));
+  const Entry* entry = entries_.back().get();
+  const Slots* table = current_.load(std::memory_order_relaxed);
+  const std::size_t count = count_.load(std::memory_order_relaxed) + 1;
+  if (count * 2 > table->mask + 1) {  // keep the load under one half: probes stay short
+    auto grown = std::make_unique<Slots>((table->mask + 1) * 2);
+    for (std::size_t i = 0; i <= table->mask; ++i)
+      if (const Entry* old = table->slots[i].load(std::memory_order_relaxed)) place(*grown, old);
+    place(*grown, entry);
+    current_.store(grown.get(), std::memory_order_release);
+    tables_.push_back(std::move(grown));
+  } else {
+    place(*tables_.back(), entry);
+  }
+  count_.store(count, std::memory_order_relaxed);
+}
+
+void ChoiceCache::clear() {
+  tables_.push_back(std::make_unique<Slots>(16));
+  current_.store(tables_.back().get(), std::memory_order_release);
+  count_.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace tunelock::launcher

@@ -1,0 +1,48 @@
+// Overhead of a cached launch through a kernel family (key -> cache hit ->
+// launch) against calling the same host function directly, in one run.
+#include <benchmark/benchmark.h>
+
+#include "tunelock/launcher/host_backend.hpp"
+#include "tunelock/launcher/kernel_family.hpp"
+
+using namespace tunelock;
+
+namespace {
+
+// Small enough that the dispatch cost shows; opaque enough not to vanish.
+__attribute__((noinline)) void axpy(const float* x, float* y, int n) {
+  for (int i = 0; i < n; ++i) y[i] += 0.5f * x[i];
+}
+
+void BM_DirectCall(benchmark::State& state) {
+  std::vector<float> x(16, 1.0f), y(16, 0.0f);
+  for (auto _ : state) {
+    axpy(x.data(), y.data(), 16);
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_DirectCall);
+
+void BM_CachedFamilyCall(benchmark::State& state) {
+  Notices notices;
+  Runtime runtime(0, notices);
+  Policy pinned;
+  pinned.mode = Mode::pinned;
+  runtime.install(pinned);
+  launcher::HostBackend backend;
+  launcher::Launcher launcher(backend, runtime);
+  launcher::KernelFamily<const float*, float*, int> family(
+      launcher, {"bench.ops", "axpy"}, {"N"},
+      {{make_config({{"BLOCK", 16}}), axpy}, {make_config({{"BLOCK", 32}}), axpy}});
+  std::vector<float> x(16, 1.0f), y(16, 0.0f);
+  family({std::int64_t{16}}, {"f32"}, x.data(), y.data(), 16);  // the one decision
+  for (auto _ : state) {
+    family({std::int64_t{16}}, {"f32"}, x.data(), y.data(), 16);
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_CachedFamilyCall);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,378 @@
+// The launcher's call path on the host backend: what is timed, what is
+// pinned, what is logged and recorded, hooks, failures, caching, threads.
+#include <boost/test/unit_test.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <thread>
+
+#include "captured_log.hpp"
+#include "temp_dir.hpp"
+#include "tunelock/error.hpp"
+#include "tunelock/files.hpp"
+#include "tunelock/launcher/host_backend.hpp"
+#include "tunelock/launcher/kernel_family.hpp"
+
+using namespace tunelock;
+using namespace tunelock::launcher;
+using tunelock::testing::CapturedLog;
+using tunelock::testing::TempDir;
+
+namespace {
+
+// The host backend, counting how often it was asked to time something.
+class CountingBackend final : public Backend {
+ public:
+  std::string arch() const override { return host.arch(); }
+  Provenance device() const override { return host.device(); }
+  std::vector<double> time(const std::function<void()>& before, const std::function<void()>& launch,
+                           const std::function<void()>& after, int warmup, int repeats) override {
+    ++timings;
+    return host.time(before, launch, after, warmup, repeats);
+  }
+  void zero(BufferRef b) override { host.zero(b); }
+  std::vector<std::byte> save(BufferRef b) override { return host.save(b); }
+  void restore(BufferRef b, const std::vector<std::byte>& s) override { host.restore(b, s); }
+
+  std::atomic<int> timings{0};
+  HostBackend host;
+};
+
+using AddFamily = KernelFamily<int*>;
+
+// Three variants that add 1 to *out; the cheapest is BLOCK=16, the
+// fastest (by far) is BLOCK=64: the others sleep.
+std::vector<AddFamily::Variant> adders(std::atomic<int>* launches = nullptr) {
+  auto slow = [launches](int* out) {
+    if (launches) ++*launches;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    *out += 1;
+  };
+  auto fast = [launches](int* out) {
+    if (launches) ++*launches;
+    *out += 1;
+  };
+  return {{make_config({{"BLOCK", 16}}, 4, 2), slow},
+          {make_config({{"BLOCK", 64}}, 4, 2), fast},
+          {make_config({{"BLOCK", 32}}, 4, 2), slow}};
+}
+
+// The adders write *out: timing runs must put it back.
+AddFamily::Hooks restore_out() {
+  AddFamily::Hooks hooks;
+  hooks.restore = [](int* out) { return std::vector<NamedBuffer>{{"out", {out, sizeof *out}}}; };
+  return hooks;
+}
+
+struct Setup {
+  Notices notices;
+  Runtime runtime{0, notices};
+  CountingBackend backend;
+  Launcher launcher{backend, runtime, TuningOptions{1, 3}};
+
+  explicit Setup(const Policy& policy = {}) { runtime.install(policy); }
+};
+
+Policy with_mode(Mode mode) {
+  Policy p;
+  p.mode = mode;
+  if (mode == Mode::record) p.record_path = (std::filesystem::temp_directory_path() / "tunelock-unused-rec").string();
+  return p;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(pinned_calls)
+
+BOOST_AUTO_TEST_CASE(pinned_never_times_and_logs_each_key_once) {
+  Setup s(with_mode(Mode::pinned));
+  AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, adders());
+  int out = 0;
+  for (int i = 0; i < 5; ++i) {
+    add({std::int64_t{1}}, {"i32"}, &out);
+    add({std::int64_t{2}}, {"i32"}, &out);
+  }
+  BOOST_TEST(s.backend.timings == 0);
+  BOOST_TEST(out == 10);
+  const auto log = s.runtime.choice_log().snapshot();
+  BOOST_TEST(log.size() == 2u);
+  BOOST_TEST(log.at("host|t.ops.add|N=1|i32") == "BLOCK=16;warps=4;stages=2;pinned");  // the cheapest
+}
+
+BOOST_AUTO_TEST_CASE(pinned_uses_the_table_on_the_policy_path) {
+  TempDir dir;
+  dir.write("host.json", R"({"arch": "host", "kernels": {"add": {"N=1|i32": {"kwargs": {"BLOCK": 32}, "num_warps": 4, "num_stages": 2}}}})");
+  Policy p = with_mode(Mode::pinned);
+  p.table_path = {dir.path().string()};
+  Setup s(p);
+  std::atomic<int> launches{0};
+  AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, adders(&launches));
+  int out = 0;
+  add({std::int64_t{1}}, {"i32"}, &out);
+  BOOST_TEST(s.runtime.choice_log().snapshot().at("host|t.ops.add|N=1|i32") == "BLOCK=32;warps=4;stages=2;pinned");
+  BOOST_TEST(launches == 1);
+}
+
+BOOST_AUTO_TEST_CASE(chaos_picks_per_rank_without_timing) {
+  Policy p = with_mode(Mode::pinned);
+  p.chaos = true;
+  Notices n0, n1;
+  Runtime r0(0, n0), r1(1, n1);
+  r0.install(p);
+  r1.install(p);
+  CountingBackend backend;
+  Launcher l0(backend, r0), l1(backend, r1);
+  AddFamily a0(l0, {"t.ops", "add"}, {"N"}, adders()), a1(l1, {"t.ops", "add"}, {"N"}, adders());
+  int out = 0;
+  a0({std::int64_t{1}}, {"i32"}, &out);
+  a1({std::int64_t{1}}, {"i32"}, &out);
+  BOOST_TEST(backend.timings == 0);
+  BOOST_TEST(r0.choice_log().snapshot() != r1.choice_log().snapshot());
+}
+
+BOOST_AUTO_TEST_CASE(single_variant_family_logs_the_wildcard_key_once) {
+  Setup s(with_mode(Mode::pinned));
+  AddFamily one(s.launcher, {"t.ops", "one"}, {"N"}, {adders()[1]});
+  int out = 0;
+  for (std::int64_t n = 0; n < 4; ++n) one({n}, {"i32"}, &out);
+  const auto log = s.runtime.choice_log().snapshot();
+  BOOST_TEST(log.size() == 1u);
+  BOOST_TEST(log.at("host|t.ops.one|*") == "BLOCK=64;warps=4;stages=2;pinned");
+  BOOST_TEST(s.backend.timings == 0);
+}
+
+BOOST_AUTO_TEST_CASE(out_of_scope_and_invariant_families_are_timed_and_not_logged) {
+  Policy p = with_mode(Mode::pinned);
+  p.modules = {"other"};
+  Setup scoped(p);
+  AddFamily add(scoped.launcher, {"t.ops", "add"}, {"N"}, adders());
+  int out = 0;
+  add({std::int64_t{1}}, {"i32"}, &out);
+  BOOST_TEST(scoped.backend.timings == 3);  // one timing per candidate
+  BOOST_TEST(scoped.runtime.choice_log().size() == 0u);
+
+  Policy q = with_mode(Mode::pinned);
+  q.config_invariant = {"t.ops.add"};
+  Setup invariant(q);
+  AddFamily add2(invariant.launcher, {"t.ops", "add"}, {"N"}, adders());
+  add2({std::int64_t{1}}, {"i32"}, &out);
+  BOOST_TEST(invariant.backend.timings == 3);
+  BOOST_TEST(invariant.runtime.choice_log().size() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(enumerate_reports_each_family_once_with_its_state) {
+  CapturedLog log;
+  Policy p = with_mode(Mode::pinned);
+  p.enumerate = true;
+  p.modules = {"t.pinned"};
+  Setup s(p);
+  AddFamily pinned(s.launcher, {"t.pinned", "add"}, {"N"}, adders());
+  AddFamily unpinned(s.launcher, {"t.other", "add"}, {"N"}, adders());
+  int out = 0;
+  for (std::int64_t n = 0; n < 3; ++n) {
+    pinned({n}, {"i32"}, &out);
+    unpinned({n}, {"i32"}, &out);
+  }
+  BOOST_TEST(log.count("PINNED t.pinned.add (3 variants)") == 1u);
+  BOOST_TEST(log.count("UNPINNED t.other.add (3 variants)") == 1u);
+
+  Policy r = with_mode(Mode::automatic);
+  r.enumerate = true;
+  Setup timed(r);
+  AddFamily add(timed.launcher, {"t.timed", "add"}, {"N"}, adders());
+  add({std::int64_t{1}}, {"i32"}, &out);
+  BOOST_TEST(log.count("TIMED t.timed.add (3 variants)") == 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(timed_calls)
+
+BOOST_AUTO_TEST_CASE(record_mode_times_picks_the_fastest_and_writes_both_files) {
+  TempDir dir;
+  Policy p;
+  p.record_path = (dir.path() / "rec").string();
+  Setup s(p);
+  AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, adders(), restore_out());
+  int out = 0;
+  add({std::int64_t{7}}, {"i32"}, &out);
+  BOOST_TEST(out == 1);  // timing runs did not leak into the result
+  BOOST_TEST(s.backend.timings == 3);
+  BOOST_TEST(s.runtime.choice_log().snapshot().at("host|t.ops.add|N=7|i32") == "BLOCK=64;warps=4;stages=2;timed");
+  s.launcher.flush();
+  const auto record = nlohmann::json::parse(read_file(dir.path() / "rec.rank0.json"));
+  BOOST_TEST(record["host"]["t.ops.add"]["N=7|i32"]["kwargs"]["BLOCK"] == 64);
+  const auto timings = nlohmann::json::parse(read_file(dir.path() / "rec.rank0.timings.json"));
+  const auto& list = timings["timings"]["host"]["t.ops.add"]["N=7|i32"];
+  BOOST_TEST_REQUIRE(list.size() == 3u);
+  for (const auto& candidate : list) BOOST_TEST(candidate["median_ms"].is_number());
+  BOOST_TEST(list[0]["median_ms"].get<double>() > list[1]["median_ms"].get<double>());
+  BOOST_TEST(timings["device"]["device_name"] == "host CPU");
+  BOOST_TEST(!timings["device"]["recorded_at"].get<std::string>().empty());
+}
+
+BOOST_AUTO_TEST_CASE(plain_auto_mode_times_but_does_not_log) {
+  Setup s;
+  AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, adders());
+  int out = 0;
+  add({std::int64_t{1}}, {"i32"}, &out);
+  BOOST_TEST(s.backend.timings == 3);
+  BOOST_TEST(s.runtime.choice_log().size() == 0u);
+  Policy verify;
+  verify.verify_every = 5;  // auto mode that observes
+  s.runtime.install(verify);
+  add({std::int64_t{1}}, {"i32"}, &out);
+  BOOST_TEST(s.runtime.choice_log().snapshot().at("host|t.ops.add|N=1|i32") == "BLOCK=64;warps=4;stages=2;timed");
+}
+
+BOOST_AUTO_TEST_CASE(choices_are_cached_per_key_and_dropped_when_the_policy_changes) {
+  Setup s;
+  AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, adders());
+  int out = 0;
+  for (int i = 0; i < 3; ++i) add({std::int64_t{1}}, {"i32"}, &out);
+  BOOST_TEST(s.backend.timings == 3);  // tuned once
+  add({std::int64_t{1}}, {"f32"}, &out);  // another dtype is another key
+  add({std::int64_t{2}}, {"i32"}, &out);
+  BOOST_TEST(s.backend.timings == 9);
+  BOOST_TEST(add.core().cached_keys() == 3u);
+  s.runtime.install(with_mode(Mode::pinned));
+  add({std::int64_t{1}}, {"i32"}, &out);
+  BOOST_TEST(add.core().cached_keys() == 1u);
+  BOOST_TEST(s.backend.timings == 9);  // pinned: no timing
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_variant_is_timed_as_infinite_and_reported_once) {
+  CapturedLog log;
+  Setup s;
+  auto variants = adders();
+  variants[1].launch = [](int*) { throw std::runtime_error("out of shared memory"); };
+  AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, variants, restore_out());
+  int out = 0;
+  add({std::int64_t{1}}, {"i32"}, &out);
+  add({std::int64_t{2}}, {"i32"}, &out);
+  BOOST_TEST(out == 2);
+  BOOST_TEST(log.count("candidate 1 (BLOCK=64;warps=4;stages=2) of t.ops.add") == 1u);
+  BOOST_TEST(log.count("out of shared memory; timed as infinite") == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(all_variants_failing_is_a_clear_error) {
+  Setup s;
+  auto variants = adders();
+  for (auto& v : variants) v.launch = [](int*) { throw std::runtime_error("no device"); };
+  AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, variants);
+  int out = 0;
+  BOOST_CHECK_EXCEPTION(add({std::int64_t{1}}, {"i32"}, &out), Error, [](const Error& e) {
+    return std::string(e.what()) == "every candidate of t.ops.add [N=1|i32] failed to run (3 tried); last error: no device";
+  });
+}
+
+BOOST_AUTO_TEST_CASE(bad_families_and_calls_are_errors) {
+  Setup s;
+  BOOST_CHECK_THROW(AddFamily(s.launcher, {"t", "none"}, {"N"}, {}), Error);
+  BOOST_CHECK_THROW(AddFamily(s.launcher, {"t", "dup"}, {"N"}, {adders()[0], adders()[0]}), Error);
+  AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, adders());
+  int out = 0;
+  BOOST_CHECK_EXCEPTION(add({std::int64_t{1}, std::int64_t{2}}, {"i32"}, &out), Error, [](const Error& e) {
+    return std::string(e.what()).find("declares 1 key argument(s) but a call passed 2") != std::string::npos;
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(tuning_hooks)
+
+BOOST_AUTO_TEST_CASE(reset_to_zero_leaves_an_accumulating_output_as_after_one_launch) {
+  Setup s;
+  using Accumulate = KernelFamily<std::vector<int>*>;
+  auto add_one = [](std::vector<int>* v) {
+    for (int& x : *v) x += 1;
+  };
+  Accumulate::Hooks hooks;
+  hooks.reset_to_zero = [](std::vector<int>* v) {
+    return std::vector<NamedBuffer>{{"out", {v->data(), v->size() * sizeof(int)}}};
+  };
+  Accumulate family(s.launcher, {"t.ops", "acc"}, {"N"},
+                    {{make_config({{"BLOCK", 1}}), add_one}, {make_config({{"BLOCK", 2}}), add_one}}, hooks);
+  std::vector<int> out(8, 5);
+  family({std::int64_t{8}}, {"i32"}, &out);
+  BOOST_TEST(s.backend.timings == 2);
+  BOOST_TEST((out == std::vector<int>(8, 6)));  // 5 + one launch, whatever tuning did
+}
+
+BOOST_AUTO_TEST_CASE(restore_puts_back_an_in_place_output_and_pre_hook_sees_each_config) {
+  Setup s;
+  using Scale = KernelFamily<std::vector<int>*>;
+  auto twice = [](std::vector<int>* v) {
+    for (int& x : *v) x *= 2;
+  };
+  std::vector<std::string> seen;
+  Scale::Hooks hooks;
+  hooks.restore = [](std::vector<int>* v) {
+    return std::vector<NamedBuffer>{{"x", {v->data(), v->size() * sizeof(int)}}};
+  };
+  hooks.pre_hook = [&seen](const Config& c, std::vector<int>*) { seen.push_back(signature(c)); };
+  Scale family(s.launcher, {"t.ops", "scale"}, {"N"},
+               {{make_config({{"BLOCK", 1}}), twice}, {make_config({{"BLOCK", 2}}), twice}}, hooks);
+  std::vector<int> x{1, 2, 3};
+  family({std::int64_t{3}}, {"i32"}, &x);
+  BOOST_TEST((x == std::vector<int>{2, 4, 6}));
+  // warm-up 1 + repeats 3, per candidate, then the real launch.
+  BOOST_TEST(seen.size() == 2u * 4 + 1);
+  family({std::int64_t{3}}, {"i32"}, &x);
+  BOOST_TEST((x == std::vector<int>{4, 8, 12}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(launcher_threads)
+
+BOOST_AUTO_TEST_CASE(sixteen_threads_on_one_key_make_one_choice_logged_once) {
+  for (Mode mode : {Mode::automatic, Mode::pinned}) {
+    Policy p = with_mode(mode);
+    p.verify_every = 1;  // observe in auto mode too
+    Setup s(p);
+    std::atomic<int> launches{0};
+    AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, adders(&launches), restore_out());
+    std::atomic<int> total{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 16; ++t) {
+      threads.emplace_back([&] {
+        for (int i = 0; i < 50; ++i) {
+          int out = 0;
+          add({std::int64_t{42}}, {"f32"}, &out);
+          total += out;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    BOOST_TEST(total == 16 * 50);
+    BOOST_TEST(s.backend.timings == (mode == Mode::pinned ? 0 : 3));
+    // Real launches plus, when timed, one tuning: 3 candidates x (1 warm-up + 3 repeats).
+    BOOST_TEST(launches == 16 * 50 + (mode == Mode::pinned ? 0 : 12));
+    BOOST_TEST(s.runtime.choice_log().size() == 1u);
+    BOOST_TEST(add.core().cached_keys() == 1u);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(manifest)
+
+BOOST_AUTO_TEST_CASE(registered_families_write_a_candidate_manifest_tools_read) {
+  TempDir dir;
+  Setup s;
+  AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, adders());
+  {
+    AddFamily gone(s.launcher, {"t.ops", "gone"}, {"N"}, adders());
+  }
+  s.launcher.write_manifest(dir.path() / "m.json");
+  const auto manifest = nlohmann::json::parse(read_file(dir.path() / "m.json"));
+  BOOST_TEST(manifest["kernels"].size() == 1u);
+  BOOST_TEST(manifest["kernels"]["t.ops.add"]["key"] == nlohmann::json::parse(R"(["N"])"));
+  BOOST_TEST(manifest["kernels"]["t.ops.add"]["configs"].size() == 3u);
+  BOOST_TEST(manifest["kernels"]["t.ops.add"]["configs"][1] ==
+             nlohmann::json::parse(R"({"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2})"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
