@@ -26,3 +26,33 @@ for rank in 0 1 2 3; do
   "$tunelock" choose --candidates "$here/candidates.json" --kernel demo.ops.matmul \
     --key 'M=4096|N=4096|K=1024|bf16|bf16' --chaos --rank "$rank" --json
 done
+
+# ---- The host trainer: record -> merge -> pin -> reproduce -> chaos ----
+demo="$build/launcher/demo/tunelock-demo"
+work="$build/demo-run"
+rm -rf "$work" && mkdir -p "$work"
+unset TUNELOCK_MODE TUNELOCK_RECORD TUNELOCK_CHAOS TUNELOCK_TABLE_PATH TUNELOCK_CHOICE_LOG RANK WORLD_SIZE
+summary() { grep -E '^(rank|choices|checksum)' | paste -sd' ' | sed 's/^/    /'; }
+
+echo
+echo "== tunelock-demo, record mode: two ranks time every candidate (choices may differ) =="
+for rank in 0 1; do
+  RANK=$rank WORLD_SIZE=2 TUNELOCK_RECORD="$work/rec/run" "$demo" | summary
+done
+echo "-- tunelock report: where the ranks' timed winners disagreed"
+"$tunelock" report "$work"/rec/run.rank*.json | sed 's/^/    /'
+echo "-- tunelock merge: one table, a pure function of the record files"
+"$tunelock" merge "$work"/rec/run.rank*.json -o "$work/tables/host.json" | sed 's/^/    /'
+
+echo
+echo "== pinned twice on the merged table: same digest, same checksum =="
+for run in 1 2; do
+  TUNELOCK_MODE=pinned TUNELOCK_TABLE_PATH="$work/tables" "$demo" | summary
+done
+
+echo
+echo "== chaos positive control, ranks 0 and 1 of 2: different choices, caught by verify =="
+for rank in 0 1; do
+  TUNELOCK_MODE=pinned TUNELOCK_CHAOS=1 RANK=$rank WORLD_SIZE=2 TUNELOCK_CHOICE_LOG="$work/chaos" "$demo" | summary
+done
+"$tunelock" verify "$work"/chaos.rank*.json | sed 's/^/    /' || echo "    (tunelock verify exited $? : the divergence was caught)"
