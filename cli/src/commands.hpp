@@ -32,6 +32,7 @@ Command add_merge_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_verify_command(CLI::App& app);
 Command add_digest_command(CLI::App& app);
+Command add_launch_command(CLI::App& app);
 
 // The first parsed subcommand's action of `parent`, for commands with
 // their own subcommands (`tunelock table show ...`).

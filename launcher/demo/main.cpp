@@ -13,6 +13,9 @@
 #include "tunelock/error.hpp"
 #include "tunelock/launch_environment.hpp"
 #include "tunelock/launcher/host_backend.hpp"
+#ifdef TUNELOCK_HAVE_UCX
+#include "tunelock/launcher/ucx_collective.hpp"
+#endif
 #include "tunelock/runtime.hpp"
 
 namespace {
@@ -28,6 +31,18 @@ std::vector<float> pseudo_random(std::size_t n, std::uint64_t seed) {
         static_cast<float>(1 << 23);
   }
   return out;
+}
+
+std::unique_ptr<Collective> make_group(bool verifying) {
+#ifdef TUNELOCK_HAVE_UCX
+  if (verifying)
+    return launcher::world_collective(process_environment(),
+                                      process_runtime().policy()->verify_timeout_s);
+#endif
+  (void)verifying;
+  if (rank_from_environment(process_environment()).world_size > 1 && verifying)
+    throw Error("this build has no UCX: cross-process verification is unavailable");
+  return std::make_unique<SoloCollective>();
 }
 
 struct Options {
@@ -57,7 +72,9 @@ int run(const Options& options) {
       xt[static_cast<std::size_t>(j) * m + i] = x[static_cast<std::size_t>(i) * k + j];
   std::vector<float> w = pseudo_random(static_cast<std::size_t>(k) * n, 2);
   std::vector<float> y(static_cast<std::size_t>(m) * n), grad(w.size());
-  SoloCollective group;  // one process; the UCX collective takes its place across ranks
+  // Set up only when verification is asked for: a rank run alone with
+  // verification off never waits for peers.
+  std::unique_ptr<Collective> group = make_group(runtime.policy()->verify_every > 0);
 
   std::cout << "rank " << rank.rank << "/" << rank.world_size << ", policy "
             << to_string(runtime.policy()->effective_mode())
@@ -72,7 +89,7 @@ int run(const Options& options) {
     matmul({k, n, m}, {"f32", "f32"}, xt.data(), y.data(), grad.data(), k, n, m);
     for (std::size_t i = 0; i < w.size(); ++i) w[i] -= 1e-3f * grad[i];
     std::printf("step %d: loss %.9g\n", step, loss);
-    if (auto agreed = runtime.maybe_verify(step, group))
+    if (auto agreed = runtime.maybe_verify(step, *group))
       std::printf("step %d: choices %s across ranks\n", step, *agreed ? "agree" : "DIFFER");
   }
   std::printf("choices: %zu, digest %s\n", runtime.choice_log().size(),

@@ -4,7 +4,6 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-
 namespace tunelock::launcher {
 
 ChoiceCache::Slots::Slots(std::size_t capacity)
@@ -36,7 +35,8 @@ void ChoiceCache::place(Slots& table, const Entry* entry) {
 }
 
 void ChoiceCache::insert(std::string_view raw, std::size_t variant) {
-  entries_.push_back(std::make_unique<Entry>(Entry{std::string(raw), XXH3_64bits(raw.data(), raw.size()), variant}));
+  entries_.push_back(std::make_unique<Entry>(
+      Entry{std::string(raw), XXH3_64bits(raw.data(), raw.size()), variant}));
   const Entry* entry = entries_.back().get();
   const Slots* table = current_.load(std::memory_order_relaxed);
   const std::size_t count = count_.load(std::memory_order_relaxed) + 1;

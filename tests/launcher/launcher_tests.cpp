@@ -77,7 +77,8 @@ struct Setup {
 Policy with_mode(Mode mode) {
   Policy p;
   p.mode = mode;
-  if (mode == Mode::record) p.record_path = (std::filesystem::temp_directory_path() / "tunelock-unused-rec").string();
+  if (mode == Mode::record)
+    p.record_path = (std::filesystem::temp_directory_path() / "tunelock-unused-rec").string();
   return p;
 }
 
@@ -97,12 +98,15 @@ BOOST_AUTO_TEST_CASE(pinned_never_times_and_logs_each_key_once) {
   BOOST_TEST(out == 10);
   const auto log = s.runtime.choice_log().snapshot();
   BOOST_TEST(log.size() == 2u);
-  BOOST_TEST(log.at("host|t.ops.add|N=1|i32") == "BLOCK=16;warps=4;stages=2;pinned");  // the cheapest
+  BOOST_TEST(log.at("host|t.ops.add|N=1|i32") ==
+             "BLOCK=16;warps=4;stages=2;pinned");  // the cheapest
 }
 
 BOOST_AUTO_TEST_CASE(pinned_uses_the_table_on_the_policy_path) {
   TempDir dir;
-  dir.write("host.json", R"({"arch": "host", "kernels": {"add": {"N=1|i32": {"kwargs": {"BLOCK": 32}, "num_warps": 4, "num_stages": 2}}}})");
+  dir.write(
+      "host.json",
+      R"({"arch": "host", "kernels": {"add": {"N=1|i32": {"kwargs": {"BLOCK": 32}, "num_warps": 4, "num_stages": 2}}}})");
   Policy p = with_mode(Mode::pinned);
   p.table_path = {dir.path().string()};
   Setup s(p);
@@ -110,7 +114,8 @@ BOOST_AUTO_TEST_CASE(pinned_uses_the_table_on_the_policy_path) {
   AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, adders(&launches));
   int out = 0;
   add({std::int64_t{1}}, {"i32"}, &out);
-  BOOST_TEST(s.runtime.choice_log().snapshot().at("host|t.ops.add|N=1|i32") == "BLOCK=32;warps=4;stages=2;pinned");
+  BOOST_TEST(s.runtime.choice_log().snapshot().at("host|t.ops.add|N=1|i32") ==
+             "BLOCK=32;warps=4;stages=2;pinned");
   BOOST_TEST(launches == 1);
 }
 
@@ -199,7 +204,8 @@ BOOST_AUTO_TEST_CASE(record_mode_times_picks_the_fastest_and_writes_both_files) 
   add({std::int64_t{7}}, {"i32"}, &out);
   BOOST_TEST(out == 1);  // timing runs did not leak into the result
   BOOST_TEST(s.backend.timings == 3);
-  BOOST_TEST(s.runtime.choice_log().snapshot().at("host|t.ops.add|N=7|i32") == "BLOCK=64;warps=4;stages=2;timed");
+  BOOST_TEST(s.runtime.choice_log().snapshot().at("host|t.ops.add|N=7|i32") ==
+             "BLOCK=64;warps=4;stages=2;timed");
   s.launcher.flush();
   const auto record = nlohmann::json::parse(read_file(dir.path() / "rec.rank0.json"));
   BOOST_TEST(record["host"]["t.ops.add"]["N=7|i32"]["kwargs"]["BLOCK"] == 64);
@@ -223,7 +229,8 @@ BOOST_AUTO_TEST_CASE(plain_auto_mode_times_but_does_not_log) {
   verify.verify_every = 5;  // auto mode that observes
   s.runtime.install(verify);
   add({std::int64_t{1}}, {"i32"}, &out);
-  BOOST_TEST(s.runtime.choice_log().snapshot().at("host|t.ops.add|N=1|i32") == "BLOCK=64;warps=4;stages=2;timed");
+  BOOST_TEST(s.runtime.choice_log().snapshot().at("host|t.ops.add|N=1|i32") ==
+             "BLOCK=64;warps=4;stages=2;timed");
 }
 
 BOOST_AUTO_TEST_CASE(choices_are_cached_per_key_and_dropped_when_the_policy_changes) {
@@ -231,7 +238,7 @@ BOOST_AUTO_TEST_CASE(choices_are_cached_per_key_and_dropped_when_the_policy_chan
   AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, adders());
   int out = 0;
   for (int i = 0; i < 3; ++i) add({std::int64_t{1}}, {"i32"}, &out);
-  BOOST_TEST(s.backend.timings == 3);  // tuned once
+  BOOST_TEST(s.backend.timings == 3);     // tuned once
   add({std::int64_t{1}}, {"f32"}, &out);  // another dtype is another key
   add({std::int64_t{2}}, {"i32"}, &out);
   BOOST_TEST(s.backend.timings == 9);
@@ -263,7 +270,8 @@ BOOST_AUTO_TEST_CASE(all_variants_failing_is_a_clear_error) {
   AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, variants);
   int out = 0;
   BOOST_CHECK_EXCEPTION(add({std::int64_t{1}}, {"i32"}, &out), Error, [](const Error& e) {
-    return std::string(e.what()) == "every candidate of t.ops.add [N=1|i32] failed to run (3 tried); last error: no device";
+    return std::string(e.what()) ==
+           "every candidate of t.ops.add [N=1|i32] failed to run (3 tried); last error: no device";
   });
 }
 
@@ -273,9 +281,11 @@ BOOST_AUTO_TEST_CASE(bad_families_and_calls_are_errors) {
   BOOST_CHECK_THROW(AddFamily(s.launcher, {"t", "dup"}, {"N"}, {adders()[0], adders()[0]}), Error);
   AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, adders());
   int out = 0;
-  BOOST_CHECK_EXCEPTION(add({std::int64_t{1}, std::int64_t{2}}, {"i32"}, &out), Error, [](const Error& e) {
-    return std::string(e.what()).find("declares 1 key argument(s) but a call passed 2") != std::string::npos;
-  });
+  BOOST_CHECK_EXCEPTION(
+      add({std::int64_t{1}, std::int64_t{2}}, {"i32"}, &out), Error, [](const Error& e) {
+        return std::string(e.what()).find("declares 1 key argument(s) but a call passed 2") !=
+               std::string::npos;
+      });
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -292,8 +302,9 @@ BOOST_AUTO_TEST_CASE(reset_to_zero_leaves_an_accumulating_output_as_after_one_la
   hooks.reset_to_zero = [](std::vector<int>* v) {
     return std::vector<NamedBuffer>{{"out", {v->data(), v->size() * sizeof(int)}}};
   };
-  Accumulate family(s.launcher, {"t.ops", "acc"}, {"N"},
-                    {{make_config({{"BLOCK", 1}}), add_one}, {make_config({{"BLOCK", 2}}), add_one}}, hooks);
+  Accumulate family(
+      s.launcher, {"t.ops", "acc"}, {"N"},
+      {{make_config({{"BLOCK", 1}}), add_one}, {make_config({{"BLOCK", 2}}), add_one}}, hooks);
   std::vector<int> out(8, 5);
   family({std::int64_t{8}}, {"i32"}, &out);
   BOOST_TEST(s.backend.timings == 2);
@@ -363,16 +374,15 @@ BOOST_AUTO_TEST_CASE(registered_families_write_a_candidate_manifest_tools_read) 
   TempDir dir;
   Setup s;
   AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, adders());
-  {
-    AddFamily gone(s.launcher, {"t.ops", "gone"}, {"N"}, adders());
-  }
+  { AddFamily gone(s.launcher, {"t.ops", "gone"}, {"N"}, adders()); }
   s.launcher.write_manifest(dir.path() / "m.json");
   const auto manifest = nlohmann::json::parse(read_file(dir.path() / "m.json"));
   BOOST_TEST(manifest["kernels"].size() == 1u);
   BOOST_TEST(manifest["kernels"]["t.ops.add"]["key"] == nlohmann::json::parse(R"(["N"])"));
   BOOST_TEST(manifest["kernels"]["t.ops.add"]["configs"].size() == 3u);
-  BOOST_TEST(manifest["kernels"]["t.ops.add"]["configs"][1] ==
-             nlohmann::json::parse(R"({"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2})"));
+  BOOST_TEST(
+      manifest["kernels"]["t.ops.add"]["configs"][1] ==
+      nlohmann::json::parse(R"({"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2})"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

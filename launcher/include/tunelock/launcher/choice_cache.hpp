@@ -6,8 +6,8 @@
 #pragma once
 
 #include <atomic>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>

@@ -1,0 +1,189 @@
+// `tunelock launch -n N -- CMD...`: a local multi-rank job for tests and
+// demos, the way torchrun or mpirun would start it: rank variables, a
+// rendezvous address and a job token per rank, output forwarded with a rank
+// prefix, and when one rank fails the others get a grace period before they
+// are stopped. Exits with the first non-zero exit code.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <tuple>
+
+#include "commands.hpp"
+#include "tunelock/error.hpp"
+
+namespace tunelock::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct LaunchOptions {
+  int ranks = 1;
+  double grace_s = 10;
+  std::vector<std::string> command;
+};
+
+// A port nobody listens on right now (the kernel's pick for port 0).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw Error(std::string("launch: cannot find a free port: ") + std::strerror(errno));
+  }
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+std::string random_token() {
+  std::random_device random;
+  char text[33];
+  std::snprintf(text, sizeof text, "%08x%08x%08x%08x", random(), random(), random(), random());
+  return text;
+}
+
+std::string env_or(const Environment& env, const char* name, const std::string& fallback) {
+  auto it = env.find(name);
+  return it == env.end() || it->second.empty() ? fallback : it->second;
+}
+
+struct Child {
+  int rank;
+  pid_t pid = -1;
+  int out = -1, err = -1;  // read ends
+  std::string out_line, err_line;
+  bool running = true;
+};
+
+// Forwards complete lines with the rank prefix; keeps the tail for later.
+// False at end of file.
+bool forward(int fd, std::string& pending, int rank, std::ostream& to) {
+  char chunk[4096];
+  const ssize_t n = ::read(fd, chunk, sizeof chunk);
+  if (n <= 0) return false;
+  pending.append(chunk, static_cast<std::size_t>(n));
+  for (auto end = pending.find('\n'); end != std::string::npos; end = pending.find('\n')) {
+    to << "[rank " << rank << "] " << pending.substr(0, end + 1);
+    pending.erase(0, end + 1);
+  }
+  to.flush();
+  return true;
+}
+
+int launch(const LaunchOptions& options, Streams& streams) {
+  if (options.ranks < 1) throw Error("-n: need at least one rank");
+  const std::string host = env_or(streams.env, "TUNELOCK_MASTER_ADDR", "127.0.0.1");
+  const std::string port = env_or(streams.env, "TUNELOCK_MASTER_PORT", std::to_string(free_port()));
+  const std::string token = env_or(streams.env, "TUNELOCK_JOB_TOKEN", random_token());
+
+  std::vector<Child> children;
+  for (int rank = 0; rank < options.ranks; ++rank) {
+    int out[2], err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) throw Error(std::string("launch: pipe: ") + std::strerror(errno));
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setpgid(0, 0);  // its own group: stopping a rank stops what it started too
+      ::dup2(out[1], STDOUT_FILENO);
+      ::dup2(err[1], STDERR_FILENO);
+      ::close(out[0]);
+      ::close(err[0]);
+      ::close(out[1]);
+      ::close(err[1]);
+      ::setenv("RANK", std::to_string(rank).c_str(), 1);
+      ::setenv("WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+      ::setenv("LOCAL_WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
+      ::setenv("TUNELOCK_MASTER_ADDR", host.c_str(), 1);
+      ::setenv("TUNELOCK_MASTER_PORT", port.c_str(), 1);
+      ::setenv("TUNELOCK_JOB_TOKEN", token.c_str(), 1);
+      std::vector<char*> argv;
+      for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
+      argv.push_back(nullptr);
+      ::execvp(argv[0], argv.data());
+      std::fprintf(stderr, "tunelock launch: cannot run %s: %s\n", argv[0], std::strerror(errno));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    ::close(err[1]);
+    children.push_back(Child{rank, pid, out[0], err[0], {}, {}, true});
+  }
+
+  int exit_code = 0;
+  std::optional<Clock::time_point> stop_at;  // set when a rank failed
+  bool terminated = false;
+  const auto grace = std::chrono::milliseconds(static_cast<long long>(options.grace_s * 1000));
+  auto running = [&] {
+    return std::any_of(children.begin(), children.end(), [](const Child& c) { return c.running; });
+  };
+  while (running()) {
+    std::vector<pollfd> fds;
+    for (const Child& c : children) {
+      if (c.out >= 0) fds.push_back({c.out, POLLIN, 0});
+      if (c.err >= 0) fds.push_back({c.err, POLLIN, 0});
+    }
+    ::poll(fds.data(), fds.size(), 100);
+    for (Child& c : children) {
+      for (const pollfd& p : fds) {
+        if (!(p.revents & (POLLIN | POLLHUP))) continue;
+        if (p.fd == c.out) forward(c.out, c.out_line, c.rank, streams.out);
+        if (p.fd == c.err) forward(c.err, c.err_line, c.rank, std::cerr);
+      }
+      int status = 0;
+      if (c.running && ::waitpid(c.pid, &status, WNOHANG) == c.pid) {
+        c.running = false;
+        const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (code != 0 && exit_code == 0) {
+          exit_code = code;
+          std::cerr << "tunelock launch: rank " << c.rank << " exited with " << code << "; stopping the others in "
+                    << options.grace_s << " s\n";
+          stop_at = Clock::now() + grace;
+        }
+      }
+    }
+    if (stop_at && Clock::now() >= *stop_at) {
+      for (const Child& c : children)
+        if (c.running) ::kill(-c.pid, terminated ? SIGKILL : SIGTERM);
+      stop_at = Clock::now() + std::chrono::seconds(2);  // then SIGKILL
+      terminated = true;
+    }
+  }
+  for (Child& c : children) {  // what is left in the pipes, without waiting on stray writers
+    for (auto [fd, line, to] : {std::tuple{c.out, &c.out_line, &streams.out}, std::tuple{c.err, &c.err_line, &std::cerr}}) {
+      pollfd p{fd, POLLIN, 0};
+      while (::poll(&p, 1, 100) > 0 && forward(fd, *line, c.rank, *to)) {
+      }
+    }
+    if (!c.out_line.empty()) streams.out << "[rank " << c.rank << "] " << c.out_line << "\n";
+    if (!c.err_line.empty()) std::cerr << "[rank " << c.rank << "] " << c.err_line << "\n";
+    ::close(c.out);
+    ::close(c.err);
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+Command add_launch_command(CLI::App& app) {
+  auto options = std::make_shared<LaunchOptions>();
+  CLI::App* cmd = app.add_subcommand("launch", "Start N local ranks of a command, with rendezvous variables");
+  cmd->add_option("-n,--ranks", options->ranks, "Number of ranks")->required()->check(CLI::Range(1, 1024));
+  cmd->add_option("--grace", options->grace_s, "Seconds the others get after a rank fails (default 10)")
+      ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("command", options->command, "The command and its arguments, after --")->required();
+  return {cmd, [options](Streams& streams) { return launch(*options, streams); }};
+}
+
+}  // namespace tunelock::cli

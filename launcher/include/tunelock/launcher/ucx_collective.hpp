@@ -1,0 +1,54 @@
+// The engine's collective over UCX: an all-gather of bytes within a group,
+// across processes and hosts. The only code that includes UCX headers is
+// its implementation. Every wait has a deadline; a rank that dies gives the
+// others a clear error naming it; waiting sleeps on the worker's event fd
+// (8 ranks share 2 cores), never spins.
+//
+// Single-threaded: call all_gather from one thread (the step boundary).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tunelock/collective.hpp"
+#include "tunelock/launcher/rendezvous.hpp"
+
+namespace tunelock::launcher {
+
+class UcxWorld;
+
+class UcxCollective final : public Collective {
+ public:
+  // The world group. Connects lazily, on the first all_gather, so a rank
+  // with verification off never waits for peers.
+  explicit UcxCollective(Rendezvous rendezvous);
+
+  // A subgroup of `world` (data-parallel group, pipeline stage): `ranks`
+  // are world ranks and must include this one; every member must create
+  // it with the same ranks and name.
+  UcxCollective(const UcxCollective& world, std::vector<int> ranks, std::string name);
+
+  ~UcxCollective() override;
+
+  int rank() const override { return rank_in_group_; }
+  int size() const override { return static_cast<int>(members_.size()); }
+  std::string group_id() const override { return name_; }
+  std::vector<std::string> all_gather(std::string_view payload) override;
+
+ private:
+  // The world connection, created on the first all_gather of any group built
+  // from the same world collective (they share this slot).
+  std::shared_ptr<std::shared_ptr<UcxWorld>> shared_world_ = std::make_shared<std::shared_ptr<UcxWorld>>();
+  std::shared_ptr<const Rendezvous> pending_;
+  std::vector<int> members_;  // world ranks, in group order
+  int rank_in_group_ = 0;
+  std::string name_;
+  std::uint64_t round_ = 0;
+};
+
+// The collective for this process: a group of one when WORLD_SIZE (or its
+// equivalents) is 1, else the UCX world group from the environment.
+std::unique_ptr<Collective> world_collective(const Environment& env, double timeout_s);
+
+}  // namespace tunelock::launcher

@@ -1,0 +1,328 @@
+#include "tunelock/launcher/rendezvous.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "tunelock/error.hpp"
+#include "tunelock/fb/bootstrap_generated.h"
+#include "tunelock/log.hpp"
+
+namespace tunelock::launcher {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Frames: "TLB" + kind + little-endian uint32 length + body. Kinds: 'H'
+// hello (rank -> rank 0), 'R' roster (rank 0 -> rank), 'F' failure text.
+constexpr std::size_t kHeader = 8;
+constexpr std::uint32_t kMaxFrame = 1 << 20;  // a hello is a few hundred bytes
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+int remaining_ms(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::max<long long>(0, std::min<long long>(left, 1 << 30)));
+}
+
+std::string frame(char kind, std::string_view body) {
+  std::string out = "TLB";
+  out += kind;
+  const auto size = static_cast<std::uint32_t>(body.size());
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((size >> (8 * i)) & 0xff);
+  out.append(body);
+  return out;
+}
+
+// Writes everything or throws; the peer is on loopback or a LAN.
+void send_all(int fd, std::string_view bytes, Clock::time_point deadline) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd p{fd, POLLOUT, 0};
+      if (::poll(&p, 1, remaining_ms(deadline)) <= 0) throw Error("rendezvous: send timed out");
+      continue;
+    }
+    throw Error(std::string("rendezvous: send failed: ") + std::strerror(errno));
+  }
+}
+
+// A frame parsed out of `buffer` when complete: {kind, body}; throws on
+// garbage so the caller can drop the connection.
+std::optional<std::pair<char, std::string>> take_frame(std::string& buffer) {
+  if (buffer.size() < kHeader) return std::nullopt;
+  if (buffer.compare(0, 3, "TLB") != 0) throw Error("not a tunelock rendezvous frame");
+  std::uint32_t size = 0;
+  for (int i = 0; i < 4; ++i) size |= static_cast<std::uint32_t>(static_cast<unsigned char>(buffer[4 + i])) << (8 * i);
+  if (size > kMaxFrame) throw Error("frame too large");
+  if (buffer.size() < kHeader + size) return std::nullopt;
+  std::pair<char, std::string> out{buffer[3], buffer.substr(kHeader, size)};
+  buffer.erase(0, kHeader + size);
+  return out;
+}
+
+// Reads one frame from a blocking-with-poll socket before the deadline.
+std::pair<char, std::string> read_frame(int fd, Clock::time_point deadline, const std::string& what) {
+  std::string buffer;
+  char chunk[4096];
+  while (true) {
+    if (auto f = take_frame(buffer)) return *f;
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, remaining_ms(deadline));
+    if (ready == 0) throw Error("rendezvous: timed out waiting for " + what);
+    const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+    if (n == 0) throw Error("rendezvous: connection closed while waiting for " + what);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      throw Error("rendezvous: receive failed while waiting for " + what + ": " + std::strerror(errno));
+    }
+    buffer.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+sockaddr_storage resolve(const std::string& host, int port, socklen_t* length) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+  if (rc != 0 || !found) throw Error("rendezvous: cannot resolve " + host + ": " + ::gai_strerror(rc));
+  sockaddr_storage out{};
+  std::memcpy(&out, found->ai_addr, found->ai_addrlen);
+  *length = found->ai_addrlen;
+  ::freeaddrinfo(found);
+  return out;
+}
+
+std::string hello_bytes(const Rendezvous& r, std::string_view address) {
+  flatbuffers::FlatBufferBuilder b;
+  const auto token = b.CreateString(r.token);
+  const auto bytes = b.CreateVector(reinterpret_cast<const std::uint8_t*>(address.data()), address.size());
+  fb::FinishHelloBuffer(b, fb::CreateHello(b, 1, token, static_cast<std::uint32_t>(r.rank),
+                                           static_cast<std::uint32_t>(r.world_size), bytes));
+  return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
+}
+
+std::string roster_bytes(const Rendezvous& r, const std::vector<std::string>& addresses) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<fb::RosterEntry>> entries;
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    const auto bytes = b.CreateVector(reinterpret_cast<const std::uint8_t*>(addresses[i].data()), addresses[i].size());
+    entries.push_back(fb::CreateRosterEntry(b, static_cast<std::uint32_t>(i), bytes));
+  }
+  const auto token = b.CreateString(r.token);
+  const auto vector = b.CreateVector(entries);
+  b.Finish(fb::CreateRoster(b, 1, token, vector));
+  return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
+}
+
+std::string as_string(const flatbuffers::Vector<std::uint8_t>* bytes) {
+  return {reinterpret_cast<const char*>(bytes->data()), bytes->size()};
+}
+
+// Rank 0: listen, collect one valid hello per other rank, answer with the
+// roster. Anything else that connects is dropped.
+std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address) {
+  const auto deadline = Clock::now() + r.timeout;
+  socklen_t length = 0;
+  const sockaddr_storage address = resolve(r.host, r.port, &length);
+  Fd listener(::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (listener.get() < 0) throw Error(std::string("rendezvous: socket: ") + std::strerror(errno));
+  const int one = 1;
+  ::setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // TIME_WAIT only
+  if (::bind(listener.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0) {
+    throw Error("rendezvous: cannot listen on " + r.host + ":" + std::to_string(r.port) + ": " +
+                std::strerror(errno) +
+                (errno == EADDRINUSE ? " (another job holds this port; set TUNELOCK_MASTER_PORT to a free one)" : ""));
+  }
+  if (::listen(listener.get(), 128) != 0) throw Error(std::string("rendezvous: listen: ") + std::strerror(errno));
+
+  struct Pending {
+    Fd fd;
+    std::string buffer;
+  };
+  std::vector<Pending> pending;
+  std::map<int, Fd> ranks;  // rank -> its connection, awaiting the roster
+  std::vector<std::string> addresses(static_cast<std::size_t>(r.world_size));
+  addresses[0] = std::string(my_address);
+
+  auto drop = [](Pending& p, const std::string& why) {
+    logger().warn("rendezvous: dropped a connection: {}", why);
+    p.fd = Fd();
+  };
+  while (static_cast<int>(ranks.size()) < r.world_size - 1) {
+    std::vector<pollfd> fds{{listener.get(), POLLIN, 0}};
+    for (const Pending& p : pending) fds.push_back({p.fd.get(), POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), remaining_ms(deadline)) == 0) {
+      std::string missing;
+      for (int rank = 1; rank < r.world_size; ++rank)
+        if (!ranks.count(rank)) missing += (missing.empty() ? "" : ",") + std::to_string(rank);
+      const std::string message = "rendezvous: rank(s) " + missing + " never arrived within " +
+                                  std::to_string(r.timeout.count() / 1000) + " s";
+      for (auto& [rank, fd] : ranks) {
+        try {
+          send_all(fd.get(), frame('F', message), Clock::now() + std::chrono::seconds(1));
+        } catch (const Error&) {
+        }
+      }
+      throw Error(message);
+    }
+    if (fds[0].revents & POLLIN) {
+      const int client = ::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
+      if (client >= 0) pending.push_back({Fd(client), {}});
+    }
+    for (std::size_t i = 1; i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Pending& p = pending[i - 1];
+      char chunk[4096];
+      const ssize_t n = ::recv(p.fd.get(), chunk, sizeof chunk, 0);
+      if (n <= 0) {
+        p.fd = Fd();
+        continue;
+      }
+      p.buffer.append(chunk, static_cast<std::size_t>(n));
+      try {
+        auto f = take_frame(p.buffer);
+        if (!f) continue;
+        if (f->first != 'H') throw Error("expected a hello");
+        const auto* data = reinterpret_cast<const std::uint8_t*>(f->second.data());
+        flatbuffers::Verifier verifier(data, f->second.size());
+        if (!fb::VerifyHelloBuffer(verifier)) throw Error("malformed hello");
+        const fb::Hello* hello = fb::GetHello(data);
+        if (hello->token()->str() != r.token) throw Error("hello from another job (token differs)");
+        const int rank = static_cast<int>(hello->rank());
+        if (static_cast<int>(hello->world_size()) != r.world_size || rank < 1 || rank >= r.world_size)
+          throw Error("hello with rank " + std::to_string(rank) + " of " + std::to_string(hello->world_size()));
+        if (ranks.count(rank)) throw Error("second hello for rank " + std::to_string(rank));
+        addresses[static_cast<std::size_t>(rank)] = as_string(hello->worker_address());
+        ranks.emplace(rank, std::move(p.fd));
+      } catch (const Error& e) {
+        drop(p, e.what());
+      }
+    }
+    std::erase_if(pending, [](const Pending& p) { return p.fd.get() < 0; });
+  }
+  const std::string roster = frame('R', roster_bytes(r, addresses));
+  for (auto& [rank, fd] : ranks) send_all(fd.get(), roster, deadline);
+  return addresses;
+}
+
+// Ranks 1..n-1: connect (retrying until rank 0 listens), say hello, read
+// the roster.
+std::vector<std::string> join(const Rendezvous& r, std::string_view my_address) {
+  const auto deadline = Clock::now() + r.timeout;
+  socklen_t length = 0;
+  const sockaddr_storage address = resolve(r.host, r.port, &length);
+  Fd fd;
+  while (true) {
+    fd = Fd(::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), length) == 0) break;
+    if (Clock::now() > deadline) {
+      throw Error("rendezvous: could not reach rank 0 at " + r.host + ":" + std::to_string(r.port) + " within " +
+                  std::to_string(r.timeout.count() / 1000) + " s: " + std::strerror(errno));
+    }
+    ::usleep(50'000);
+  }
+  send_all(fd.get(), frame('H', hello_bytes(r, my_address)), deadline);
+  const auto [kind, body] = read_frame(fd.get(), deadline, "the roster from rank 0");
+  if (kind == 'F') throw Error(body);  // rank 0 says who never came
+  const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
+  flatbuffers::Verifier verifier(data, body.size());
+  if (kind != 'R' || !verifier.VerifyBuffer<fb::Roster>(nullptr))
+    throw Error("rendezvous: malformed roster from " + r.host + ":" + std::to_string(r.port));
+  const fb::Roster* roster = flatbuffers::GetRoot<fb::Roster>(data);
+  if (roster->token()->str() != r.token || static_cast<int>(roster->entries()->size()) != r.world_size)
+    throw Error("rendezvous: the roster from rank 0 is for another job");
+  std::vector<std::string> addresses(static_cast<std::size_t>(r.world_size));
+  for (const fb::RosterEntry* entry : *roster->entries()) {
+    if (entry->rank() >= addresses.size()) throw Error("rendezvous: roster names rank " + std::to_string(entry->rank()));
+    addresses[entry->rank()] = as_string(entry->worker_address());
+  }
+  return addresses;
+}
+
+int parse_port(const std::string& name, const std::string& text, int offset) {
+  int port = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (ec != std::errc{} || end != text.data() + text.size() || port + offset < 1 || port + offset > 65535)
+    throw Error(name + ": invalid value '" + text + "'; expected a TCP port (1-65535)");
+  return port + offset;
+}
+
+std::string lookup(const Environment& env, const char* name) {
+  auto it = env.find(name);
+  return it == env.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+Rendezvous rendezvous_from_environment(const Environment& env, const RankInfo& rank, double timeout_s) {
+  Rendezvous r;
+  r.rank = rank.rank;
+  r.world_size = rank.world_size;
+  r.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+  if (std::string host = lookup(env, "TUNELOCK_MASTER_ADDR"); !host.empty()) {
+    r.host = host;
+    const std::string port = lookup(env, "TUNELOCK_MASTER_PORT");
+    if (port.empty()) throw Error("TUNELOCK_MASTER_ADDR is set but TUNELOCK_MASTER_PORT is not");
+    r.port = parse_port("TUNELOCK_MASTER_PORT", port, 0);
+  } else if (std::string fallback = lookup(env, "MASTER_ADDR"); !fallback.empty()) {
+    r.host = fallback;
+    const std::string port = lookup(env, "MASTER_PORT");
+    if (port.empty()) throw Error("MASTER_ADDR is set but MASTER_PORT is not");
+    r.port = parse_port("MASTER_PORT", port, 1);  // the trainer's own rendezvous uses MASTER_PORT
+  } else {
+    throw Error("verification across " + std::to_string(rank.world_size) +
+                " ranks needs a rendezvous: set TUNELOCK_MASTER_ADDR and TUNELOCK_MASTER_PORT "
+                "(or MASTER_ADDR and MASTER_PORT), or start the job with `tunelock launch`");
+  }
+  for (const char* name : {"TUNELOCK_JOB_TOKEN", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID"}) {
+    if (std::string token = lookup(env, name); !token.empty()) {
+      r.token = token;
+      break;
+    }
+  }
+  if (r.token.empty())
+    throw Error("no job token: set TUNELOCK_JOB_TOKEN (the same on every rank of the job), or run under "
+                "SLURM or torchrun, or start the job with `tunelock launch`");
+  return r;
+}
+
+std::vector<std::string> exchange_addresses(const Rendezvous& rendezvous, std::string_view my_address) {
+  if (rendezvous.world_size == 1) return {std::string(my_address)};
+  return rendezvous.rank == 0 ? serve(rendezvous, my_address) : join(rendezvous, my_address);
+}
+
+}  // namespace tunelock::launcher

@@ -1,0 +1,292 @@
+// The only file that touches UCX. One context, one worker and one endpoint
+// per peer per process (UcxWorld), shared by every group built on it.
+#include "tunelock/launcher/ucx_collective.hpp"
+
+#include <poll.h>
+#include <ucp/api/ucp.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "tunelock/error.hpp"
+#include "tunelock/log.hpp"
+
+namespace tunelock::launcher {
+
+using Clock = std::chrono::steady_clock;
+
+class UcxWorld {
+ public:
+  explicit UcxWorld(Rendezvous rendezvous);
+  ~UcxWorld();
+
+  int rank() const { return rendezvous_.rank; }
+  int size() const { return rendezvous_.world_size; }
+  std::chrono::milliseconds timeout() const { return rendezvous_.timeout; }
+
+  // Sends `bytes` to each of `peers` and receives one message from each, all
+  // under `tag_base | peer`. Throws naming ranks that died or never sent.
+  std::map<int, std::string> exchange(const std::vector<int>& peers, std::uint64_t tag_base,
+                                      std::string_view bytes);
+
+ private:
+  static void on_peer_error(void* arg, ucp_ep_h ep, ucs_status_t status);
+  void check(ucs_status_t status, const char* what) const;
+  // Progresses until `done()` or the deadline; sleeps on the event fd.
+  bool wait(const std::function<bool()>& done, Clock::time_point deadline);
+
+  Rendezvous rendezvous_;
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  int event_fd_ = -1;
+  std::vector<ucp_ep_h> endpoints_;  // by world rank; null for self
+  struct ErrorArg {
+    UcxWorld* world;
+    int rank;
+  };
+  std::vector<ErrorArg> error_args_;
+  std::map<int, std::string> failed_;  // rank -> why
+};
+
+void UcxWorld::check(ucs_status_t status, const char* what) const {
+  if (status != UCS_OK) throw Error(std::string("UCX: ") + what + ": " + ucs_status_string(status));
+}
+
+void UcxWorld::on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
+  auto* error = static_cast<ErrorArg*>(arg);
+  error->world->failed_.emplace(error->rank, ucs_status_string(status));
+}
+
+UcxWorld::UcxWorld(Rendezvous rendezvous) : rendezvous_(std::move(rendezvous)) {
+  ucp_config_t* config = nullptr;
+  check(ucp_config_read(nullptr, nullptr, &config), "reading configuration");
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+  const ucs_status_t init = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  check(init, "initialising");
+  ucp_worker_params_t worker_params{};
+  worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  worker_params.thread_mode = UCS_THREAD_MODE_SINGLE;
+  check(ucp_worker_create(context_, &worker_params, &worker_), "creating a worker");
+  check(ucp_worker_get_efd(worker_, &event_fd_), "getting the worker's event fd");
+
+  ucp_address_t* address = nullptr;
+  std::size_t length = 0;
+  check(ucp_worker_get_address(worker_, &address, &length), "getting the worker address");
+  const std::string mine(reinterpret_cast<const char*>(address), length);
+  ucp_worker_release_address(worker_, address);
+
+  const std::vector<std::string> addresses = exchange_addresses(rendezvous_, mine);
+  endpoints_.assign(addresses.size(), nullptr);
+  error_args_.resize(addresses.size());
+  for (std::size_t r = 0; r < addresses.size(); ++r) {
+    if (static_cast<int>(r) == rank()) continue;
+    error_args_[r] = {this, static_cast<int>(r)};
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.address = reinterpret_cast<const ucp_address_t*>(addresses[r].data());
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;  // a dead peer is an error, not a hang
+    ep.err_handler.cb = &UcxWorld::on_peer_error;
+    ep.err_handler.arg = &error_args_[r];
+    check(ucp_ep_create(worker_, &ep, &endpoints_[r]), "connecting to a peer");
+  }
+}
+
+UcxWorld::~UcxWorld() {
+  // Flush, so our last sends reach peers still reading them; a peer that is
+  // gone makes the close fail, and we give up after a moment either way.
+  std::vector<void*> closing;
+  for (std::size_t r = 0; r < endpoints_.size(); ++r) {
+    ucp_ep_h ep = endpoints_[r];
+    if (!ep) continue;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = failed_.count(static_cast<int>(r)) ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    void* request = ucp_ep_close_nbx(ep, &param);
+    if (UCS_PTR_IS_PTR(request)) closing.push_back(request);
+  }
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  for (void* request : closing) {
+    while (ucp_request_check_status(request) == UCS_INPROGRESS && Clock::now() < deadline)
+      ucp_worker_progress(worker_);
+    ucp_request_free(request);
+  }
+  if (worker_) ucp_worker_destroy(worker_);
+  if (context_) ucp_cleanup(context_);
+}
+
+bool UcxWorld::wait(const std::function<bool()>& done, Clock::time_point deadline) {
+  while (true) {
+    while (ucp_worker_progress(worker_) != 0) {
+    }
+    if (done()) return true;
+    if (Clock::now() >= deadline) return false;
+    const ucs_status_t armed = ucp_worker_arm(worker_);
+    if (armed == UCS_ERR_BUSY) continue;  // events arrived meanwhile: progress again
+    check(armed, "arming the worker");
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    // Bounded sleep: some failures are noticed by progress, not by an event.
+    pollfd p{event_fd_, POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(std::clamp<long long>(left, 0, 200)));
+  }
+}
+
+std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& peers, std::uint64_t tag_base,
+                                              std::string_view bytes) {
+  const auto deadline = Clock::now() + timeout();
+  const std::uint64_t self_tag = tag_base | static_cast<std::uint64_t>(rank());
+  std::vector<std::pair<int, void*>> sends;
+  for (int peer : peers) {
+    ucp_request_param_t param{};
+    void* request = ucp_tag_send_nbx(endpoints_[static_cast<std::size_t>(peer)], bytes.data(), bytes.size(),
+                                     self_tag, &param);
+    if (UCS_PTR_IS_ERR(request))
+      failed_.emplace(peer, ucs_status_string(UCS_PTR_STATUS(request)));
+    else if (request)
+      sends.emplace_back(peer, request);
+  }
+
+  std::map<int, std::string> received;
+  struct Receiving {
+    int peer;
+    std::string buffer;
+    void* request;
+  };
+  std::vector<std::unique_ptr<Receiving>> receiving;
+  std::set<int> waiting(peers.begin(), peers.end());
+  auto poll_messages = [&] {
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      ucp_tag_recv_info_t info{};
+      ucp_tag_message_h message = ucp_tag_probe_nb(worker_, tag_base | static_cast<std::uint64_t>(*it),
+                                                   ~std::uint64_t{0}, 1, &info);
+      if (!message) {
+        ++it;
+        continue;
+      }
+      auto r = std::make_unique<Receiving>(Receiving{*it, std::string(info.length, '\0'), nullptr});
+      ucp_request_param_t param{};
+      void* request = ucp_tag_msg_recv_nbx(worker_, r->buffer.data(), r->buffer.size(), message, &param);
+      if (UCS_PTR_IS_ERR(request)) {
+        failed_.emplace(*it, ucs_status_string(UCS_PTR_STATUS(request)));
+      } else if (!request) {
+        received.emplace(*it, std::move(r->buffer));
+      } else {
+        r->request = request;
+        receiving.push_back(std::move(r));
+      }
+      it = waiting.erase(it);
+    }
+    for (auto it = receiving.begin(); it != receiving.end();) {
+      const ucs_status_t status = ucp_request_check_status((*it)->request);
+      if (status == UCS_INPROGRESS) {
+        ++it;
+        continue;
+      }
+      ucp_request_free((*it)->request);
+      if (status == UCS_OK)
+        received.emplace((*it)->peer, std::move((*it)->buffer));
+      else
+        failed_.emplace((*it)->peer, ucs_status_string(status));
+      it = receiving.erase(it);
+    }
+  };
+  // A peer counts as lost only if its message for this round never came: a
+  // rank that sent and then finished is not a failure.
+  auto peer_failed = [&] {
+    return std::any_of(peers.begin(), peers.end(),
+                       [&](int p) { return failed_.count(p) > 0 && !received.count(p); });
+  };
+  const bool complete = wait(
+      [&] {
+        poll_messages();
+        return received.size() == peers.size() || peer_failed();
+      },
+      deadline);
+  // Sends complete quickly on a live peer; never wait on them past the deadline.
+  wait(
+      [&] {
+        return std::all_of(sends.begin(), sends.end(), [](const auto& s) {
+          return ucp_request_check_status(s.second) != UCS_INPROGRESS;
+        });
+      },
+      std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+  for (auto& [peer, request] : sends) {
+    if (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_request_cancel(worker_, request);
+    ucp_request_free(request);
+  }
+  for (auto& r : receiving) {
+    ucp_request_cancel(worker_, r->request);
+    ucp_request_free(r->request);
+  }
+
+  if (received.size() < peers.size() && peer_failed()) {
+    std::string names;
+    for (int p : peers)
+      if (failed_.count(p) && !received.count(p)) names += (names.empty() ? "" : ", ") + std::to_string(p) + " (" + failed_.at(p) + ")";
+    throw Error("verify: lost rank(s) " + names + "; a peer process died or its host went away");
+  }
+  if (!complete) {
+    std::string missing;
+    for (int p : peers)
+      if (!received.count(p)) missing += (missing.empty() ? "" : ",") + std::to_string(p);
+    throw Error("verify: timed out after " + std::to_string(timeout().count() / 1000) +
+                " s waiting for rank(s) " + missing +
+                " (TUNELOCK_VERIFY_TIMEOUT sets the limit; every rank must call verify at the same step)");
+  }
+  return received;
+}
+
+UcxCollective::UcxCollective(Rendezvous rendezvous) : name_("world") {
+  // The world is created on first use; members_ and rank are known now.
+  members_.resize(static_cast<std::size_t>(rendezvous.world_size));
+  for (int r = 0; r < rendezvous.world_size; ++r) members_[static_cast<std::size_t>(r)] = r;
+  rank_in_group_ = rendezvous.rank;
+  pending_ = std::make_shared<const Rendezvous>(std::move(rendezvous));
+}
+
+UcxCollective::UcxCollective(const UcxCollective& world, std::vector<int> ranks, std::string name)
+    : shared_world_(world.shared_world_),
+      pending_(world.pending_),
+      members_(std::move(ranks)),
+      name_(std::move(name)) {
+  const int me = world.members_[static_cast<std::size_t>(world.rank_in_group_)];
+  auto found = std::find(members_.begin(), members_.end(), me);
+  if (found == members_.end())
+    throw Error("subgroup '" + name_ + "' does not include this rank (" + std::to_string(me) + ")");
+  if (std::set<int>(members_.begin(), members_.end()).size() != members_.size())
+    throw Error("subgroup '" + name_ + "' lists a rank twice");
+  rank_in_group_ = static_cast<int>(found - members_.begin());
+}
+
+UcxCollective::~UcxCollective() = default;
+
+std::vector<std::string> UcxCollective::all_gather(std::string_view payload) {
+  if (!*shared_world_) *shared_world_ = std::make_shared<UcxWorld>(*pending_);  // lazy: first use
+  UcxWorld& world = **shared_world_;
+  // Tag: 24 bits of group name, 24 bits of round, 16 bits of sender rank.
+  const std::uint64_t group = XXH3_64bits(name_.data(), name_.size()) & 0xffffff;
+  const std::uint64_t tag_base = (group << 40) | ((++round_ & 0xffffff) << 16);
+  std::vector<int> peers;
+  for (int r : members_)
+    if (r != world.rank()) peers.push_back(r);
+  std::map<int, std::string> received = world.exchange(peers, tag_base, payload);
+  std::vector<std::string> out;
+  out.reserve(members_.size());
+  for (int r : members_) out.push_back(r == world.rank() ? std::string(payload) : std::move(received.at(r)));
+  return out;
+}
+
+std::unique_ptr<Collective> world_collective(const Environment& env, double timeout_s) {
+  const RankInfo rank = rank_from_environment(env);
+  if (rank.world_size == 1) return std::make_unique<SoloCollective>();
+  return std::make_unique<UcxCollective>(rendezvous_from_environment(env, rank, timeout_s));
+}
+
+}  // namespace tunelock::launcher

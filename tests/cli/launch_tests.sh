@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# `tunelock launch`: rank variables, output prefixes, grace period, exit codes.
+set -uo pipefail
+tunelock=$1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+out=$("$tunelock" launch -n 3 -- sh -c 'echo "r=$RANK w=$WORLD_SIZE port=$TUNELOCK_MASTER_PORT token=${#TUNELOCK_JOB_TOKEN}"' 2>&1)
+code=$?
+[[ $code == 0 ]] || fail "success exit code $code"
+for r in 0 1 2; do
+  grep -q "^\[rank $r\] r=$r w=3 port=[0-9]* token=32$" <<<"$out" || fail "rank $r line missing: $out"
+done
+ports=$(grep -o 'port=[0-9]*' <<<"$out" | sort -u | wc -l)
+[[ $ports == 1 ]] || fail "ranks got different ports"
+
+# Rank 1 fails at once; the others would sleep 60 s: stopped after the grace period.
+start=$(date +%s)
+out=$("$tunelock" launch -n 3 --grace 1 -- sh -c 'if [ "$RANK" = 1 ]; then echo boom >&2; exit 7; fi; sleep 60' 2>&1)
+code=$?
+elapsed=$(( $(date +%s) - start ))
+[[ $code == 7 ]] || fail "first non-zero exit code: got $code"
+(( elapsed < 20 )) || fail "others not stopped after the grace period (${elapsed}s)"
+grep -q "^\[rank 1\] boom$" <<<"$out" || fail "stderr not forwarded with prefix: $out"
+grep -q "rank 1 exited with 7" <<<"$out" || fail "no failure notice: $out"
+
+# The others finish within the grace period: their own exit codes do not mask the first.
+out=$("$tunelock" launch -n 2 --grace 5 -- sh -c 'if [ "$RANK" = 0 ]; then exit 3; fi; sleep 0.3; exit 4' 2>&1)
+[[ $? == 3 ]] || fail "exit code is not the first non-zero one"
+
+"$tunelock" launch -n 2 -- /nonexistent/program >/dev/null 2>&1
+[[ $? == 127 ]] || fail "missing program should exit 127"
+"$tunelock" launch -n 0 -- true >/dev/null 2>&1
+[[ $? == 2 ]] || fail "-n 0 should be bad input"
+exit $failures

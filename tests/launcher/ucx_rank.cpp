@@ -1,0 +1,105 @@
+// One rank of a multi-process verification scenario, started by
+// `tunelock launch -n N -- ucx_rank SCENARIO`. Prints one result line per
+// rank; the ctest script checks every rank's line.
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "tunelock/error.hpp"
+#include "tunelock/launch_environment.hpp"
+#include "tunelock/launcher/ucx_collective.hpp"
+#include "tunelock/runtime.hpp"
+
+using namespace tunelock;
+
+namespace {
+
+const Config kA = make_config({{"BLOCK_M", 128}}, 8, 3);
+const Config kB = make_config({{"BLOCK_M", 64}}, 4, 3);
+
+void log(Runtime& runtime, const std::string& key, const Config& config) {
+  runtime.log_choice("host", KernelId{"t.ops", "mm"}, key, config, ChoiceOrigin::pinned);
+}
+
+int run(const std::string& scenario) {
+  const Environment env = process_environment();
+  const RankInfo me = rank_from_environment(env);
+  Policy policy;
+  policy.mode = Mode::pinned;
+  policy.verify_every = 1;
+  policy.verify_strict = scenario == "strict";
+  policy.verify_timeout_s = 20;
+  process_runtime().install(policy);
+  Runtime& runtime = process_runtime();
+  auto world = launcher::world_collective(env, policy.verify_timeout_s);
+
+  if (scenario == "agree" || scenario == "die") {
+    for (int i = 0; i < 10; ++i) log(runtime, "M=" + std::to_string(i), kA);
+    const VerifyResult first = runtime.verify(*world);
+    if (scenario == "die") {
+      if (me.rank == me.world_size - 1) std::_Exit(9);  // dies mid-run, after one good round
+      log(runtime, "M=100", kA);
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        runtime.verify(*world);
+      } catch (const Error& e) {
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::printf("rank %d: failed after %.1f s: %s\n", me.rank, s, e.what());
+        return 4;
+      }
+      std::printf("rank %d: second round did not fail\n", me.rank);
+      return 1;
+    }
+    const VerifyResult second = runtime.verify(*world);  // steady state: empty batches
+    std::printf("rank %d: %s, %zu then %zu entries compared\n", me.rank,
+                first.agreed && second.agreed ? "agreed" : "DIFFER", first.compared, second.compared);
+    return 0;
+  }
+  if (scenario == "conflict" || scenario == "strict") {
+    log(runtime, "M=1", me.rank == 1 ? kB : kA);
+    log(runtime, "M=2", kA);
+    try {
+      const VerifyResult result = runtime.verify(*world);
+      std::printf("rank %d: %s %zu conflict(s): %s\n", me.rank, result.agreed ? "agreed" : "DIFFER",
+                  result.conflicts.size(), conflict_report(result.conflicts).c_str());
+    } catch (const Error& e) {
+      std::printf("rank %d: raised: %s\n", me.rank, e.what());
+      return 3;
+    }
+    return 0;
+  }
+  if (scenario == "disjoint") {
+    log(runtime, "stage=" + std::to_string(me.rank), me.rank % 2 ? kA : kB);
+    std::printf("rank %d: %s\n", me.rank, runtime.verify(*world).agreed ? "agreed" : "DIFFER");
+    return 0;
+  }
+  if (scenario == "subgroups") {
+    // Even and odd ranks form two groups; only the odd group disagrees.
+    std::vector<int> members;
+    for (int r = me.rank % 2; r < me.world_size; r += 2) members.push_back(r);
+    auto& ucx = dynamic_cast<launcher::UcxCollective&>(*world);
+    launcher::UcxCollective group(ucx, members, me.rank % 2 ? "odd" : "even");
+    log(runtime, "M=1", me.rank == 1 ? kB : kA);
+    const bool agreed = runtime.verify(group).agreed;
+    std::printf("rank %d: group %s of %d %s\n", me.rank, group.group_id().c_str(), group.size(),
+                agreed ? "agreed" : "DIFFER");
+    return 0;
+  }
+  std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: ucx_rank agree|conflict|strict|disjoint|die|subgroups\n");
+    return 2;
+  }
+  try {
+    return run(argv[1]);
+  } catch (const std::exception& e) {
+    std::printf("rank ?: error: %s\n", e.what());
+    return 5;
+  }
+}
