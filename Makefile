@@ -28,6 +28,7 @@ bench: build
 	@$(BUILD)/tests/bench/runtime_bench
 	@$(BUILD)/tests/bench/table_load_bench
 	@$(BUILD)/tests/bench/dispatch_bench
+	@for n in 2 4 8; do $(BUILD)/cli/tunelock launch -n $$n -- $(BUILD)/tests/bench/ucx_verify_bench; done
 
 format:
 	@git ls-files '*.hpp' '*.cpp' | xargs clang-format -i

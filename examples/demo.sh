@@ -27,32 +27,38 @@ for rank in 0 1 2 3; do
     --key 'M=4096|N=4096|K=1024|bf16|bf16' --chaos --rank "$rank" --json
 done
 
-# ---- The host trainer: record -> merge -> pin -> reproduce -> chaos ----
+# ---- The host trainer on 4 ranks: record -> report -> merge -> pin + verify -> chaos ----
 demo="$build/launcher/demo/tunelock-demo"
 work="$build/demo-run"
 rm -rf "$work" && mkdir -p "$work"
-unset TUNELOCK_MODE TUNELOCK_RECORD TUNELOCK_CHAOS TUNELOCK_TABLE_PATH TUNELOCK_CHOICE_LOG RANK WORLD_SIZE
-summary() { grep -E '^(rank|choices|checksum)' | paste -sd' ' | sed 's/^/    /'; }
+unset TUNELOCK_MODE TUNELOCK_RECORD TUNELOCK_CHAOS TUNELOCK_TABLE_PATH TUNELOCK_CHOICE_LOG TUNELOCK_VERIFY \
+  TUNELOCK_VERIFY_STRICT RANK WORLD_SIZE
+# One line per rank: its policy, choice digest and output checksum.
+summary() { grep -E '(rank [0-9]/|choices:|checksum)' | sed -E 's/^\[rank ([0-9])\] /\1 /' |
+  awk '{r=$1; $1=""; line[r]=line[r] $0} END {for (r in line) print "    rank " r ":" line[r]}' | sort |
+  sed -E 's/ rank [0-9]\/4,//'; }
 
 echo
-echo "== tunelock-demo, record mode: two ranks time every candidate (choices may differ) =="
-for rank in 0 1; do
-  RANK=$rank WORLD_SIZE=2 TUNELOCK_RECORD="$work/rec/run" "$demo" | summary
-done
-echo "-- tunelock report: where the ranks' timed winners disagreed"
+echo "== tunelock-demo, record mode on 4 ranks: each rank times every candidate =="
+TUNELOCK_RECORD="$work/rec/run" "$tunelock" launch -n 4 -- "$demo" | summary
+echo "-- tunelock report: where the ranks' timed winners disagreed (clock noise)"
 "$tunelock" report "$work"/rec/run.rank*.json | sed 's/^/    /'
 echo "-- tunelock merge: one table, a pure function of the record files"
 "$tunelock" merge "$work"/rec/run.rank*.json -o "$work/tables/host.json" | sed 's/^/    /'
 
 echo
-echo "== pinned twice on the merged table: same digest, same checksum =="
+echo "== pinned on the merged table, verified across the 4 ranks over UCX, twice =="
 for run in 1 2; do
-  TUNELOCK_MODE=pinned TUNELOCK_TABLE_PATH="$work/tables" "$demo" | summary
+  echo "  run $run:"
+  TUNELOCK_MODE=pinned TUNELOCK_TABLE_PATH="$work/tables" TUNELOCK_VERIFY=2 "$tunelock" launch -n 4 -- "$demo" | summary
 done
 
 echo
-echo "== chaos positive control, ranks 0 and 1 of 2: different choices, caught by verify =="
-for rank in 0 1; do
-  TUNELOCK_MODE=pinned TUNELOCK_CHAOS=1 RANK=$rank WORLD_SIZE=2 TUNELOCK_CHOICE_LOG="$work/chaos" "$demo" | summary
-done
-"$tunelock" verify "$work"/chaos.rank*.json | sed 's/^/    /' || echo "    (tunelock verify exited $? : the divergence was caught)"
+echo "== chaos positive control with strict verification: every rank reports the conflict and fails =="
+if TUNELOCK_MODE=pinned TUNELOCK_CHAOS=1 TUNELOCK_VERIFY=1 TUNELOCK_VERIFY_STRICT=1 \
+   "$tunelock" launch -n 4 --grace 5 -- "$demo" >"$work/chaos.out" 2>&1; then
+  echo "    chaos was NOT caught"; exit 1
+fi
+grep "differ across ranks" "$work/chaos.out" | grep -o '^\[rank [0-9]\]' | sort -u | wc -l |
+  sed 's/^/    ranks reporting the conflict: /'
+grep -m1 -A1 "differ across ranks" "$work/chaos.out" | sed 's/^/    /'

@@ -250,7 +250,7 @@ std::string disagreement_report(const std::vector<KeyVerdict>& disagreements) {
     out += fmt::format("  -> kept {} ({})", v.votes[0].signature, v.decided_by);
     const double best = aggregated(v.votes[0]), runner = aggregated(v.votes[1]);
     if (best != kNoTiming && runner != kNoTiming && std::min(best, runner) > 0) {
-      out += fmt::format("; the winners' medians differ by {:.1f}%, within timing noise when small",
+      out += fmt::format("; the two best medians differ by {:.1f}%",
                          100.0 * std::abs(runner - best) / std::min(best, runner));
     }
     out += "\n";
