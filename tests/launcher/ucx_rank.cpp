@@ -24,11 +24,11 @@ void log(Runtime& runtime, const std::string& key, const Config& config) {
 int run(const std::string& scenario) {
   const Environment env = process_environment();
   const RankInfo me = rank_from_environment(env);
-  Policy policy;
+  Policy policy = policy_from_environment(env);  // TUNELOCK_VERIFY_TIMEOUT, when a test sets it
   policy.mode = Mode::pinned;
   policy.verify_every = 1;
   policy.verify_strict = scenario == "strict";
-  policy.verify_timeout_s = 20;
+  if (env.find("TUNELOCK_VERIFY_TIMEOUT") == env.end()) policy.verify_timeout_s = 20;
   process_runtime().install(policy);
   Runtime& runtime = process_runtime();
   auto world = launcher::world_collective(env, policy.verify_timeout_s);

@@ -2,6 +2,7 @@
 # Verification across real processes on loopback, for 2, 4 and 8 ranks.
 set -uo pipefail
 tunelock=$1 rank_program=$2 demo=$3
+cd "$(mktemp -d)"
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
@@ -30,6 +31,19 @@ for n in 2 4 8; do
 done
 run 4 subgroups
 [[ $(count "group even of 2 agreed") == 2 && $(count "group odd of 2 DIFFER") == 2 ]] || fail "subgroups: $out"
+
+# A rank that never comes: ranks 0 and 1 of 3 start, and a stranger sends
+# garbage to the rendezvous port meanwhile. Both ranks fail naming rank 2.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+export TUNELOCK_MASTER_ADDR=127.0.0.1 TUNELOCK_MASTER_PORT=$port TUNELOCK_JOB_TOKEN=never TUNELOCK_VERIFY_TIMEOUT=3
+(RANK=0 WORLD_SIZE=3 "$rank_program" agree >never.0 2>&1 &
+ RANK=1 WORLD_SIZE=3 "$rank_program" agree >never.1 2>&1 &
+ sleep 0.5; (exec 3<>/dev/tcp/127.0.0.1/$port && printf 'GET / HTTP/1.0\r\n\r\n' >&3) 2>/dev/null; wait)
+for r in 0 1; do
+  grep -q "rank(s) 2 never arrived within 3 s" never.$r || fail "never-came rank $r: $(cat never.$r)"
+done
+rm -f never.0 never.1
+unset TUNELOCK_MASTER_ADDR TUNELOCK_MASTER_PORT TUNELOCK_JOB_TOKEN TUNELOCK_VERIFY_TIMEOUT
 
 # The demo across 4 ranks: pinned with verification agrees and digests match.
 out=$(TUNELOCK_MODE=pinned TUNELOCK_VERIFY=1 "$tunelock" launch -n 4 -- "$demo" 2>&1); code=$?
