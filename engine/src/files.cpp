@@ -28,17 +28,25 @@ std::string read_file(const std::filesystem::path& path) {
   return bytes;
 }
 
-}  // namespace tunelock
+namespace {
 
-namespace tunelock {
-
-void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
+// The folder `path` goes in, created when missing.
+std::filesystem::path make_parent_folder(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec)
     throw Error(path.string() + ": cannot create folder " + dir.string() + ": " + ec.message());
+  return dir;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
+  namespace fs = std::filesystem;
+  const fs::path dir = make_parent_folder(path);
+  std::error_code ec;
   // Unique per process and call, so concurrent writers never share a temp file.
   static std::atomic<unsigned> counter{0};
   const fs::path temp = dir / ("." + path.filename().string() + ".tmp." +
@@ -62,11 +70,8 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
 
 void ensure_writable_parent(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const fs::path dir = make_parent_folder(path);
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    throw Error(path.string() + ": cannot create folder " + dir.string() + ": " + ec.message());
   const fs::path probe = dir / (".tunelock-probe." + std::to_string(::getpid()));
   {
     std::ofstream out(probe, std::ios::binary);
