@@ -92,7 +92,8 @@ int launch(const LaunchOptions& options, Streams& streams) {
   std::vector<Child> children;
   for (int rank = 0; rank < options.ranks; ++rank) {
     int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) throw Error(std::string("launch: pipe: ") + std::strerror(errno));
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
+      throw Error(std::string("launch: pipe: ") + std::strerror(errno));
     const pid_t pid = ::fork();
     if (pid == 0) {
       ::setpgid(0, 0);  // its own group: stopping a rank stops what it started too
@@ -147,8 +148,8 @@ int launch(const LaunchOptions& options, Streams& streams) {
         const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         if (code != 0 && exit_code == 0) {
           exit_code = code;
-          std::cerr << "tunelock launch: rank " << c.rank << " exited with " << code << "; stopping the others in "
-                    << options.grace_s << " s\n";
+          std::cerr << "tunelock launch: rank " << c.rank << " exited with " << code
+                    << "; stopping the others in " << options.grace_s << " s\n";
           stop_at = Clock::now() + grace;
         }
       }
@@ -161,7 +162,8 @@ int launch(const LaunchOptions& options, Streams& streams) {
     }
   }
   for (Child& c : children) {  // what is left in the pipes, without waiting on stray writers
-    for (auto [fd, line, to] : {std::tuple{c.out, &c.out_line, &streams.out}, std::tuple{c.err, &c.err_line, &std::cerr}}) {
+    for (auto [fd, line, to] : {std::tuple{c.out, &c.out_line, &streams.out},
+                                std::tuple{c.err, &c.err_line, &std::cerr}}) {
       pollfd p{fd, POLLIN, 0};
       while (::poll(&p, 1, 100) > 0 && forward(fd, *line, c.rank, *to)) {
       }
@@ -178,11 +180,16 @@ int launch(const LaunchOptions& options, Streams& streams) {
 
 Command add_launch_command(CLI::App& app) {
   auto options = std::make_shared<LaunchOptions>();
-  CLI::App* cmd = app.add_subcommand("launch", "Start N local ranks of a command, with rendezvous variables");
-  cmd->add_option("-n,--ranks", options->ranks, "Number of ranks")->required()->check(CLI::Range(1, 1024));
-  cmd->add_option("--grace", options->grace_s, "Seconds the others get after a rank fails (default 10)")
+  CLI::App* cmd =
+      app.add_subcommand("launch", "Start N local ranks of a command, with rendezvous variables");
+  cmd->add_option("-n,--ranks", options->ranks, "Number of ranks")
+      ->required()
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--grace", options->grace_s,
+                  "Seconds the others get after a rank fails (default 10)")
       ->check(CLI::Range(0.0, 3600.0));
-  cmd->add_option("command", options->command, "The command and its arguments, after --")->required();
+  cmd->add_option("command", options->command, "The command and its arguments, after --")
+      ->required();
   return {cmd, [options](Streams& streams) { return launch(*options, streams); }};
 }
 

@@ -49,8 +49,10 @@ int main() {
     thousand.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   }
   if (me.rank == 0) {
-    std::printf("verify over UCX, %d ranks: empty batch %.0f us, 1000 new entries per rank %.0f us (medians)\n",
-                me.world_size, median_us(empty), median_us(thousand));
+    std::printf(
+        "verify over UCX, %d ranks: empty batch %.0f us, 1000 new entries per rank %.0f us "
+        "(medians)\n",
+        me.world_size, median_us(empty), median_us(thousand));
   }
   return 0;
 }

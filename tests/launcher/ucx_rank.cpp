@@ -43,7 +43,8 @@ int run(const std::string& scenario) {
       try {
         runtime.verify(*world);
       } catch (const Error& e) {
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         std::printf("rank %d: failed after %.1f s: %s\n", me.rank, s, e.what());
         return 4;
       }
@@ -52,7 +53,8 @@ int run(const std::string& scenario) {
     }
     const VerifyResult second = runtime.verify(*world);  // steady state: empty batches
     std::printf("rank %d: %s, %zu then %zu entries compared\n", me.rank,
-                first.agreed && second.agreed ? "agreed" : "DIFFER", first.compared, second.compared);
+                first.agreed && second.agreed ? "agreed" : "DIFFER", first.compared,
+                second.compared);
     return 0;
   }
   if (scenario == "conflict" || scenario == "strict") {

@@ -49,7 +49,8 @@ class Fd {
 };
 
 int remaining_ms(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return static_cast<int>(std::max<long long>(0, std::min<long long>(left, 1 << 30)));
 }
 
@@ -85,7 +86,8 @@ std::optional<std::pair<char, std::string>> take_frame(std::string& buffer) {
   if (buffer.size() < kHeader) return std::nullopt;
   if (buffer.compare(0, 3, "TLB") != 0) throw Error("not a tunelock rendezvous frame");
   std::uint32_t size = 0;
-  for (int i = 0; i < 4; ++i) size |= static_cast<std::uint32_t>(static_cast<unsigned char>(buffer[4 + i])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    size |= static_cast<std::uint32_t>(static_cast<unsigned char>(buffer[4 + i])) << (8 * i);
   if (size > kMaxFrame) throw Error("frame too large");
   if (buffer.size() < kHeader + size) return std::nullopt;
   std::pair<char, std::string> out{buffer[3], buffer.substr(kHeader, size)};
@@ -94,7 +96,8 @@ std::optional<std::pair<char, std::string>> take_frame(std::string& buffer) {
 }
 
 // Reads one frame from a blocking-with-poll socket before the deadline.
-std::pair<char, std::string> read_frame(int fd, Clock::time_point deadline, const std::string& what) {
+std::pair<char, std::string> read_frame(int fd, Clock::time_point deadline,
+                                        const std::string& what) {
   std::string buffer;
   char chunk[4096];
   while (true) {
@@ -106,7 +109,8 @@ std::pair<char, std::string> read_frame(int fd, Clock::time_point deadline, cons
     if (n == 0) throw Error("rendezvous: connection closed while waiting for " + what);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
-      throw Error("rendezvous: receive failed while waiting for " + what + ": " + std::strerror(errno));
+      throw Error("rendezvous: receive failed while waiting for " + what + ": " +
+                  std::strerror(errno));
     }
     buffer.append(chunk, static_cast<std::size_t>(n));
   }
@@ -118,7 +122,8 @@ sockaddr_storage resolve(const std::string& host, int port, socklen_t* length) {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
-  if (rc != 0 || !found) throw Error("rendezvous: cannot resolve " + host + ": " + ::gai_strerror(rc));
+  if (rc != 0 || !found)
+    throw Error("rendezvous: cannot resolve " + host + ": " + ::gai_strerror(rc));
   sockaddr_storage out{};
   std::memcpy(&out, found->ai_addr, found->ai_addrlen);
   *length = found->ai_addrlen;
@@ -129,7 +134,8 @@ sockaddr_storage resolve(const std::string& host, int port, socklen_t* length) {
 std::string hello_bytes(const Rendezvous& r, std::string_view address) {
   flatbuffers::FlatBufferBuilder b;
   const auto token = b.CreateString(r.token);
-  const auto bytes = b.CreateVector(reinterpret_cast<const std::uint8_t*>(address.data()), address.size());
+  const auto bytes =
+      b.CreateVector(reinterpret_cast<const std::uint8_t*>(address.data()), address.size());
   fb::FinishHelloBuffer(b, fb::CreateHello(b, 1, token, static_cast<std::uint32_t>(r.rank),
                                            static_cast<std::uint32_t>(r.world_size), bytes));
   return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
@@ -139,7 +145,8 @@ std::string roster_bytes(const Rendezvous& r, const std::vector<std::string>& ad
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<fb::RosterEntry>> entries;
   for (std::size_t i = 0; i < addresses.size(); ++i) {
-    const auto bytes = b.CreateVector(reinterpret_cast<const std::uint8_t*>(addresses[i].data()), addresses[i].size());
+    const auto bytes = b.CreateVector(reinterpret_cast<const std::uint8_t*>(addresses[i].data()),
+                                      addresses[i].size());
     entries.push_back(fb::CreateRosterEntry(b, static_cast<std::uint32_t>(i), bytes));
   }
   const auto token = b.CreateString(r.token);
@@ -165,9 +172,12 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
   if (::bind(listener.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0) {
     throw Error("rendezvous: cannot listen on " + r.host + ":" + std::to_string(r.port) + ": " +
                 std::strerror(errno) +
-                (errno == EADDRINUSE ? " (another job holds this port; set TUNELOCK_MASTER_PORT to a free one)" : ""));
+                (errno == EADDRINUSE
+                     ? " (another job holds this port; set TUNELOCK_MASTER_PORT to a free one)"
+                     : ""));
   }
-  if (::listen(listener.get(), 128) != 0) throw Error(std::string("rendezvous: listen: ") + std::strerror(errno));
+  if (::listen(listener.get(), 128) != 0)
+    throw Error(std::string("rendezvous: listen: ") + std::strerror(errno));
 
   struct Pending {
     Fd fd;
@@ -223,8 +233,10 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
         const fb::Hello* hello = fb::GetHello(data);
         if (hello->token()->str() != r.token) throw Error("hello from another job (token differs)");
         const int rank = static_cast<int>(hello->rank());
-        if (static_cast<int>(hello->world_size()) != r.world_size || rank < 1 || rank >= r.world_size)
-          throw Error("hello with rank " + std::to_string(rank) + " of " + std::to_string(hello->world_size()));
+        if (static_cast<int>(hello->world_size()) != r.world_size || rank < 1 ||
+            rank >= r.world_size)
+          throw Error("hello with rank " + std::to_string(rank) + " of " +
+                      std::to_string(hello->world_size()));
         if (ranks.count(rank)) throw Error("second hello for rank " + std::to_string(rank));
         addresses[static_cast<std::size_t>(rank)] = as_string(hello->worker_address());
         ranks.emplace(rank, std::move(p.fd));
@@ -250,24 +262,31 @@ std::vector<std::string> join(const Rendezvous& r, std::string_view my_address) 
     fd = Fd(::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), length) == 0) break;
     if (Clock::now() > deadline) {
-      throw Error("rendezvous: could not reach rank 0 at " + r.host + ":" + std::to_string(r.port) + " within " +
-                  std::to_string(r.timeout.count() / 1000) + " s: " + std::strerror(errno));
+      throw Error("rendezvous: could not reach rank 0 at " + r.host + ":" + std::to_string(r.port) +
+                  " within " + std::to_string(r.timeout.count() / 1000) +
+                  " s: " + std::strerror(errno));
     }
     ::usleep(50'000);
   }
   send_all(fd.get(), frame('H', hello_bytes(r, my_address)), deadline);
-  const auto [kind, body] = read_frame(fd.get(), deadline, "the roster from rank 0");
+  // Rank 0 gives up at about the same moment and then says which ranks never
+  // came: wait a little longer, so that message, not a bare timeout, is what
+  // this rank reports.
+  const auto [kind, body] =
+      read_frame(fd.get(), deadline + std::chrono::seconds(5), "the roster from rank 0");
   if (kind == 'F') throw Error(body);  // rank 0 says who never came
   const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
   flatbuffers::Verifier verifier(data, body.size());
   if (kind != 'R' || !verifier.VerifyBuffer<fb::Roster>(nullptr))
     throw Error("rendezvous: malformed roster from " + r.host + ":" + std::to_string(r.port));
   const fb::Roster* roster = flatbuffers::GetRoot<fb::Roster>(data);
-  if (roster->token()->str() != r.token || static_cast<int>(roster->entries()->size()) != r.world_size)
+  if (roster->token()->str() != r.token ||
+      static_cast<int>(roster->entries()->size()) != r.world_size)
     throw Error("rendezvous: the roster from rank 0 is for another job");
   std::vector<std::string> addresses(static_cast<std::size_t>(r.world_size));
   for (const fb::RosterEntry* entry : *roster->entries()) {
-    if (entry->rank() >= addresses.size()) throw Error("rendezvous: roster names rank " + std::to_string(entry->rank()));
+    if (entry->rank() >= addresses.size())
+      throw Error("rendezvous: roster names rank " + std::to_string(entry->rank()));
     addresses[entry->rank()] = as_string(entry->worker_address());
   }
   return addresses;
@@ -276,7 +295,8 @@ std::vector<std::string> join(const Rendezvous& r, std::string_view my_address) 
 int parse_port(const std::string& name, const std::string& text, int offset) {
   int port = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
-  if (ec != std::errc{} || end != text.data() + text.size() || port + offset < 1 || port + offset > 65535)
+  if (ec != std::errc{} || end != text.data() + text.size() || port + offset < 1 ||
+      port + offset > 65535)
     throw Error(name + ": invalid value '" + text + "'; expected a TCP port (1-65535)");
   return port + offset;
 }
@@ -288,7 +308,8 @@ std::string lookup(const Environment& env, const char* name) {
 
 }  // namespace
 
-Rendezvous rendezvous_from_environment(const Environment& env, const RankInfo& rank, double timeout_s) {
+Rendezvous rendezvous_from_environment(const Environment& env, const RankInfo& rank,
+                                       double timeout_s) {
   Rendezvous r;
   r.rank = rank.rank;
   r.world_size = rank.world_size;
@@ -315,12 +336,14 @@ Rendezvous rendezvous_from_environment(const Environment& env, const RankInfo& r
     }
   }
   if (r.token.empty())
-    throw Error("no job token: set TUNELOCK_JOB_TOKEN (the same on every rank of the job), or run under "
-                "SLURM or torchrun, or start the job with `tunelock launch`");
+    throw Error(
+        "no job token: set TUNELOCK_JOB_TOKEN (the same on every rank of the job), or run under "
+        "SLURM or torchrun, or start the job with `tunelock launch`");
   return r;
 }
 
-std::vector<std::string> exchange_addresses(const Rendezvous& rendezvous, std::string_view my_address) {
+std::vector<std::string> exchange_addresses(const Rendezvous& rendezvous,
+                                            std::string_view my_address) {
   if (rendezvous.world_size == 1) return {std::string(my_address)};
   return rendezvous.rank == 0 ? serve(rendezvous, my_address) : join(rendezvous, my_address);
 }

@@ -131,7 +131,8 @@ bool UcxWorld::wait(const std::function<bool()>& done, Clock::time_point deadlin
     const ucs_status_t armed = ucp_worker_arm(worker_);
     if (armed == UCS_ERR_BUSY) continue;  // events arrived meanwhile: progress again
     check(armed, "arming the worker");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     // Bounded sleep: some failures are noticed by progress, not by an event.
     pollfd p{event_fd_, POLLIN, 0};
     ::poll(&p, 1, static_cast<int>(std::clamp<long long>(left, 0, 200)));
@@ -145,8 +146,8 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& peers, std
   std::vector<std::pair<int, void*>> sends;
   for (int peer : peers) {
     ucp_request_param_t param{};
-    void* request = ucp_tag_send_nbx(endpoints_[static_cast<std::size_t>(peer)], bytes.data(), bytes.size(),
-                                     self_tag, &param);
+    void* request = ucp_tag_send_nbx(endpoints_[static_cast<std::size_t>(peer)], bytes.data(),
+                                     bytes.size(), self_tag, &param);
     if (UCS_PTR_IS_ERR(request))
       failed_.emplace(peer, ucs_status_string(UCS_PTR_STATUS(request)));
     else if (request)
@@ -164,15 +165,16 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& peers, std
   auto poll_messages = [&] {
     for (auto it = waiting.begin(); it != waiting.end();) {
       ucp_tag_recv_info_t info{};
-      ucp_tag_message_h message = ucp_tag_probe_nb(worker_, tag_base | static_cast<std::uint64_t>(*it),
-                                                   ~std::uint64_t{0}, 1, &info);
+      ucp_tag_message_h message = ucp_tag_probe_nb(
+          worker_, tag_base | static_cast<std::uint64_t>(*it), ~std::uint64_t{0}, 1, &info);
       if (!message) {
         ++it;
         continue;
       }
       auto r = std::make_unique<Receiving>(Receiving{*it, std::string(info.length, '\0'), nullptr});
       ucp_request_param_t param{};
-      void* request = ucp_tag_msg_recv_nbx(worker_, r->buffer.data(), r->buffer.size(), message, &param);
+      void* request =
+          ucp_tag_msg_recv_nbx(worker_, r->buffer.data(), r->buffer.size(), message, &param);
       if (UCS_PTR_IS_ERR(request)) {
         failed_.emplace(*it, ucs_status_string(UCS_PTR_STATUS(request)));
       } else if (!request) {
@@ -229,16 +231,18 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& peers, std
   if (received.size() < peers.size() && peer_failed()) {
     std::string names;
     for (int p : peers)
-      if (failed_.count(p) && !received.count(p)) names += (names.empty() ? "" : ", ") + std::to_string(p) + " (" + failed_.at(p) + ")";
+      if (failed_.count(p) && !received.count(p))
+        names += (names.empty() ? "" : ", ") + std::to_string(p) + " (" + failed_.at(p) + ")";
     throw Error("verify: lost rank(s) " + names + "; a peer process died or its host went away");
   }
   if (!complete) {
     std::string missing;
     for (int p : peers)
       if (!received.count(p)) missing += (missing.empty() ? "" : ",") + std::to_string(p);
-    throw Error("verify: timed out after " + std::to_string(timeout().count() / 1000) +
-                " s waiting for rank(s) " + missing +
-                " (TUNELOCK_VERIFY_TIMEOUT sets the limit; every rank must call verify at the same step)");
+    throw Error(
+        "verify: timed out after " + std::to_string(timeout().count() / 1000) +
+        " s waiting for rank(s) " + missing +
+        " (TUNELOCK_VERIFY_TIMEOUT sets the limit; every rank must call verify at the same step)");
   }
   return received;
 }
@@ -279,7 +283,8 @@ std::vector<std::string> UcxCollective::all_gather(std::string_view payload) {
   std::map<int, std::string> received = world.exchange(peers, tag_base, payload);
   std::vector<std::string> out;
   out.reserve(members_.size());
-  for (int r : members_) out.push_back(r == world.rank() ? std::string(payload) : std::move(received.at(r)));
+  for (int r : members_)
+    out.push_back(r == world.rank() ? std::string(payload) : std::move(received.at(r)));
   return out;
 }
 

@@ -39,7 +39,8 @@ class UcxCollective final : public Collective {
  private:
   // The world connection, created on the first all_gather of any group built
   // from the same world collective (they share this slot).
-  std::shared_ptr<std::shared_ptr<UcxWorld>> shared_world_ = std::make_shared<std::shared_ptr<UcxWorld>>();
+  std::shared_ptr<std::shared_ptr<UcxWorld>> shared_world_ =
+      std::make_shared<std::shared_ptr<UcxWorld>>();
   std::shared_ptr<const Rendezvous> pending_;
   std::vector<int> members_;  // world ranks, in group order
   int rank_in_group_ = 0;
