@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "table_files.hpp"
 #include "tunelock/error.hpp"
+#include "tunelock/files.hpp"
 #include "tunelock/merge.hpp"
 
 namespace tunelock::cli {
@@ -12,7 +13,7 @@ namespace {
 
 struct RecordOptions {
   std::vector<std::string> records;
-  std::string output, source, arch;
+  std::string input, output, source, arch;
   bool json = false;
 };
 
@@ -68,7 +69,29 @@ int report(const RecordOptions& options, Streams& streams) {
   return kExitOk;
 }
 
+int convert_timings(const RecordOptions& options, Streams& streams) {
+  const std::string& in = options.input;
+  RecordFile record;
+  add_timings(record, read_file(in), in);
+  const bool binary = std::filesystem::path(options.output).extension() == ".tlrt";
+  write_file_atomically(options.output,
+                        binary ? timings_to_binary(record) : timings_to_json(record));
+  streams.out << "wrote " << options.output << " (" << record.timings.size() << " timed keys)\n";
+  return kExitOk;
+}
+
 }  // namespace
+
+Command add_timings_command(CLI::App& app) {
+  auto options = std::make_shared<RecordOptions>();
+  CLI::App* timings = app.add_subcommand("timings", "Timing sidecars of record runs");
+  timings->require_subcommand(1);
+  CLI::App* convert = timings->add_subcommand(
+      "convert", "Convert a timing sidecar between JSON and binary (.tlrt)");
+  convert->add_option("IN", options->input, "<prefix>.rank<N>.timings.json or .tlrt")->required();
+  convert->add_option("OUT", options->output, "Output (.tlrt = binary, else JSON)")->required();
+  return {timings, [options](Streams& streams) { return convert_timings(*options, streams); }};
+}
 
 Command add_merge_command(CLI::App& app) {
   auto options = std::make_shared<RecordOptions>();

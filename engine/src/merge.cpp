@@ -5,10 +5,12 @@
 #include <limits>
 #include <set>
 
+#include <flatbuffers/flatbuffers.h>
 #include <fmt/format.h>
 
 #include "json_checks.hpp"
 #include "tunelock/error.hpp"
+#include "tunelock/fb/record_timings_generated.h"
 #include "tunelock/files.hpp"
 #include "tunelock/json_config.hpp"
 #include "tunelock/version.hpp"
@@ -118,14 +120,110 @@ void add_timings_from_json(RecordFile& record, std::string_view text, const std:
 
 RecordFile load_record_file(const std::filesystem::path& path) {
   RecordFile record = record_from_json(read_file(path), path.string());
-  std::string sidecar = path.string();
-  if (sidecar.ends_with(".json")) {
-    sidecar.replace(sidecar.size() - 5, 5, ".timings.json");
+  std::string stem = path.string();
+  if (!stem.ends_with(".json")) return record;
+  stem.resize(stem.size() - 5);
+  for (const char* extension : {".timings.json", ".timings.tlrt"}) {
+    const std::string sidecar = stem + extension;
     std::error_code ec;
-    if (std::filesystem::exists(sidecar, ec))
-      add_timings_from_json(record, read_file(sidecar), sidecar);
+    if (std::filesystem::exists(sidecar, ec)) {
+      add_timings(record, read_file(sidecar), sidecar);
+      break;
+    }
   }
   return record;
+}
+
+void add_timings(RecordFile& record, std::string_view bytes, const std::string& origin) {
+  if (bytes.size() < 8 ||
+      !flatbuffers::BufferHasIdentifier(bytes.data(), fb::RecordTimingsIdentifier())) {
+    add_timings_from_json(record, bytes, origin);
+    return;
+  }
+  const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+  flatbuffers::Verifier verifier(data, bytes.size(), 64, 1u << 31);
+  if (!fb::VerifyRecordTimingsBuffer(verifier))
+    throw Error(origin + ": corrupt binary timings (the FlatBuffers verifier rejected it)");
+  const fb::RecordTimings* timings = fb::GetRecordTimings(data);
+  if (timings->format_version() > 1)
+    throw Error(origin + ": format_version " + std::to_string(timings->format_version()) +
+                " is newer than this tunelock supports (1)");
+  auto str = [](const flatbuffers::String* s) { return s ? s->str() : std::string(); };
+  record.rank = timings->rank();
+  record.device.device_name = str(timings->device_name());
+  record.device.sm_count = timings->sm_count();
+  record.device.driver_version = str(timings->driver_version());
+  record.device.cuda_version = str(timings->cuda_version());
+  record.device.tool_version = str(timings->tool_version());
+  record.device.recorded_at = str(timings->recorded_at());
+  for (const fb::TimedKey* key : *timings->keys()) {
+    std::vector<TimedCandidate> candidates;
+    for (const fb::CandidateTiming* c : *key->candidates()) {
+      TimedCandidate candidate{c->signature()->str(), {}};
+      if (c->median_ms()) {
+        if (!(*c->median_ms() >= 0) || !std::isfinite(*c->median_ms()))
+          throw Error(origin + ": " + key->kernel()->str() + " [" + key->key()->str() +
+                      "]: median_ms out of range");
+        candidate.median_ms = *c->median_ms();
+      }
+      candidates.push_back(std::move(candidate));
+    }
+    record.timings[{key->arch()->str(), key->kernel()->str(), key->key()->str()}] =
+        std::move(candidates);
+  }
+  record.has_timings = true;
+}
+
+std::string timings_to_json(const RecordFile& record) {
+  json timings = json::object();
+  for (const auto& [key, candidates] : record.timings) {
+    json list = json::array();
+    for (const TimedCandidate& c : candidates) {
+      list.push_back({{"signature", c.signature},
+                      {"median_ms", c.median_ms ? json(*c.median_ms) : json(nullptr)}});
+    }
+    timings[std::get<0>(key)][std::get<1>(key)][std::get<2>(key)] = std::move(list);
+  }
+  const Provenance& d = record.device;
+  const json out = {{"format_version", 1},
+                    {"rank", record.rank},
+                    {"device",
+                     {{"device_name", d.device_name},
+                      {"sm_count", d.sm_count},
+                      {"driver_version", d.driver_version},
+                      {"cuda_version", d.cuda_version},
+                      {"recorded_at", d.recorded_at},
+                      {"tool_version", d.tool_version}}},
+                    {"timings", timings}};
+  return out.dump(1) + "\n";
+}
+
+std::string timings_to_binary(const RecordFile& record) {
+  flatbuffers::FlatBufferBuilder b(1024);
+  std::vector<flatbuffers::Offset<fb::TimedKey>> keys;
+  for (const auto& [key, candidates] : record.timings) {  // std::map: sorted
+    std::vector<flatbuffers::Offset<fb::CandidateTiming>> list;
+    for (const TimedCandidate& c : candidates) {
+      const auto signature_offset = b.CreateString(c.signature);
+      fb::CandidateTimingBuilder timing(b);
+      timing.add_signature(signature_offset);
+      if (c.median_ms) timing.add_median_ms(*c.median_ms);
+      list.push_back(timing.Finish());
+    }
+    const auto arch = b.CreateString(std::get<0>(key));
+    const auto kernel = b.CreateString(std::get<1>(key));
+    const auto text = b.CreateString(std::get<2>(key));
+    const auto vector = b.CreateVector(list);
+    keys.push_back(fb::CreateTimedKey(b, arch, kernel, text, vector));
+  }
+  const Provenance& d = record.device;
+  // Strings and vectors are built before the root table starts, as required.
+  const auto root = fb::CreateRecordTimings(
+      b, 1, record.rank, b.CreateString(d.device_name), d.sm_count,
+      b.CreateString(d.driver_version), b.CreateString(d.cuda_version),
+      b.CreateString(d.tool_version), b.CreateString(d.recorded_at), b.CreateVector(keys));
+  fb::FinishRecordTimingsBuffer(b, root);
+  return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
 }
 
 std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {

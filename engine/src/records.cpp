@@ -53,7 +53,6 @@ void RecordStore::write(const fs::path& prefix, int rank) const {
           nlohmann::json candidates = nlohmann::json::array();
           for (const CandidateTiming& t : recorded.timings) {
             candidates.push_back({{"signature", signature(t.config)},
-                                  {"config", config_to_json(t.config)},
                                   {"median_ms", t.median_ms ? nlohmann::json(*t.median_ms)
                                                             : nlohmann::json(nullptr)}});
           }

@@ -198,6 +198,29 @@ BOOST_AUTO_TEST_CASE(report_shows_votes_and_timings_for_disagreeing_keys) {
   BOOST_TEST(agreed.out == "all ranks chose alike for every key\n");
 }
 
+BOOST_AUTO_TEST_CASE(timings_convert_round_trips_and_merge_reads_binary_sidecars) {
+  TempDir dir;
+  write_records(dir);
+  BOOST_TEST(
+      run_cli({"timings", "convert", path(dir, "rec.rank0.timings.json"), path(dir, "t.tlrt")})
+          .code == 0);
+  BOOST_TEST(run_cli({"timings", "convert", path(dir, "t.tlrt"), path(dir, "a.json")}).code == 0);
+  BOOST_TEST(run_cli({"timings", "convert", path(dir, "a.json"), path(dir, "b.json")}).code == 0);
+  BOOST_TEST(read_file(path(dir, "a.json")) == read_file(path(dir, "b.json")));
+  // Swap the JSON sidecar for the binary one: the merge is the same.
+  run_cli({"merge", path(dir, "rec.rank0.json"), path(dir, "rec.rank1.json"), "-o",
+           path(dir, "json.json")});
+  std::filesystem::rename(path(dir, "t.tlrt"), path(dir, "rec.rank0.timings.tlrt"));
+  std::filesystem::remove(path(dir, "rec.rank0.timings.json"));
+  run_cli({"merge", path(dir, "rec.rank0.json"), path(dir, "rec.rank1.json"), "-o",
+           path(dir, "bin.json")});
+  BOOST_TEST(read_file(path(dir, "json.json")) == read_file(path(dir, "bin.json")));
+  dir.write("bad.tlrt", std::string("\x10\x00\x00\x00TLRT", 8) + "garbage");
+  const auto bad = run_cli({"timings", "convert", path(dir, "bad.tlrt"), path(dir, "c.json")});
+  BOOST_TEST(bad.code == 2);
+  BOOST_TEST(bad.err.find("bad.tlrt: corrupt binary timings") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(log_commands)

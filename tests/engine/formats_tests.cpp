@@ -342,6 +342,41 @@ BOOST_AUTO_TEST_CASE(record_files_written_by_a_run_merge_back) {
              "BLOCK=64;warps=4;stages=2");
 }
 
+BOOST_AUTO_TEST_CASE(timing_sidecars_convert_between_json_and_binary_without_loss) {
+  const Recording recording;
+  RecordFile from_json;
+  add_timings(from_json, recording.files[2].second, "t.json");
+  const std::string binary = timings_to_binary(from_json);
+  RecordFile from_binary;
+  add_timings(from_binary, binary, "t.tlrt");
+  BOOST_TEST(from_binary.rank == 2);
+  BOOST_TEST(from_binary.device.recorded_at == "2026-11-03T10:00:00Z");
+  BOOST_TEST(timings_to_json(from_binary) == timings_to_json(from_json));
+  BOOST_TEST(timings_to_binary(from_binary) == binary);
+  BOOST_TEST(error_of([&] {
+               add_timings(from_binary, binary.substr(0, binary.size() - 9), "cut.tlrt");
+             }).starts_with("cut.tlrt: "));
+}
+
+BOOST_AUTO_TEST_CASE(a_binary_sidecar_beside_a_record_is_used_by_merge) {
+  TempDir dir;
+  const Recording recording;
+  for (int r = 0; r < 4; ++r) {
+    RecordFile timings;
+    add_timings(timings, recording.files[r].second, "t");
+    dir.write("rec.rank" + std::to_string(r) + ".json", recording.files[r].first);
+    write_file_atomically(dir.path() / ("rec.rank" + std::to_string(r) + ".timings.tlrt"),
+                          timings_to_binary(timings));
+  }
+  std::vector<RecordFile> records;
+  for (int r = 0; r < 4; ++r)
+    records.push_back(load_record_file(dir.path() / ("rec.rank" + std::to_string(r) + ".json")));
+  BOOST_TEST(records[0].has_timings);
+  // Timings decide the 2:2 tie exactly as with the JSON sidecars.
+  BOOST_TEST(signature(merge_records(records, "", "").table->entry("pkg.mm", "M=1")->config) ==
+             "BLOCK_M=64;warps=4;stages=3");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(choice_log_files)

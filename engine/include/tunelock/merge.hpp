@@ -39,11 +39,18 @@ struct RecordFile {
 // `{arch: {qualified: {key: config}}}`. Throws Error naming origin and path.
 RecordFile record_from_json(std::string_view text, const std::string& origin);
 
-// Adds a `.timings.json` sidecar's contents. Throws Error naming origin.
+// Adds a timing sidecar's contents, JSON or binary (told apart by the
+// binary file identifier). Throws Error naming origin and the problem.
 void add_timings_from_json(RecordFile& record, std::string_view text, const std::string& origin);
+void add_timings(RecordFile& record, std::string_view bytes, const std::string& origin);
 
-// Reads `<prefix>.rankN.json` and, when present beside it,
-// `<prefix>.rankN.timings.json`.
+// A record's timings and device as a sidecar: canonical JSON, or binary
+// (schemas/record_timings.fbs). Each converts to the other without loss.
+std::string timings_to_json(const RecordFile& record);
+std::string timings_to_binary(const RecordFile& record);
+
+// Reads `<prefix>.rankN.json` and, when present beside it, its sidecar
+// `<prefix>.rankN.timings.json` (or the binary `.timings.tlrt`).
 RecordFile load_record_file(const std::filesystem::path& path);
 
 // Every distinct winner of one key across ranks.
