@@ -254,7 +254,10 @@ Policy policy_from_environment(const Environment& env) {
 
 Policy policy_from_key_values(const std::vector<std::pair<std::string, std::string>>& pairs,
                               Policy base) {
-  for (const auto& [key, value] : pairs) {
+  for (const auto& pair : pairs) {
+    // Named, not a structured binding: clang 14 (Emscripten's) cannot capture those.
+    const std::string& key = pair.first;
+    const std::string& value = pair.second;
     auto field =
         std::find_if(kFields.begin(), kFields.end(), [&](const Field& f) { return f.key == key; });
     if (field == kFields.end()) throw Error(key + ": unknown policy key; known: " + known_keys());

@@ -1,0 +1,245 @@
+#include "preview.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "tunelock/choice_log.hpp"
+#include "tunelock/choice_log_file.hpp"
+#include "tunelock/error.hpp"
+#include "tunelock/merge.hpp"
+#include "tunelock/policy_sources.hpp"
+#include "tunelock/selection.hpp"
+#include "tunelock/table_json.hpp"
+#include "tunelock/verify.hpp"
+
+namespace tunelock::preview {
+
+using nlohmann::json;
+
+json table_summary(const Table& table) {
+  json kernels = json::object();
+  for (const std::string& kernel : table.kernels()) kernels[kernel] = table.keys(kernel);
+  const Provenance& p = table.provenance();
+  return {{"arch", std::string(table.arch())}, {"entries", table.entry_count()}, {"source", p.source},
+          {"device", p.device_name}, {"recorded_at", p.recorded_at}, {"kernels", kernels}};
+}
+
+json manifest_summary(const CandidateManifest& manifest) {
+  json kernels = json::object();
+  for (const auto& [name, list] : manifest.kernels)
+    kernels[name.empty() ? "(any kernel)" : name] = {{"key", list.key_args}, {"count", list.configs.size()}};
+  return {{"kernels", kernels}};
+}
+
+namespace {
+
+// Table entries this call would skip as stale: present, matching no candidate.
+json stale_entries(const Table& table, const KernelId& kernel, const std::string& key,
+                   const std::vector<Config>& candidates) {
+  json out = json::array();
+  std::set<std::string> names{kernel.qualified(), kernel.name};
+  for (const std::string& name : names) {
+    for (const std::string& k : {key, std::string(kWildcardKey)}) {
+      if (table.match(name, k, candidates).stale())
+        out.push_back({{"kernel", name}, {"key", k}, {"signature", signature(table.entry(name, k)->config)}});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+json decide(const Table* table, const std::vector<Config>& candidates, const std::string& kernel_name,
+            const std::string& key, const json& policy) {
+  try {
+    const KernelId kernel = KernelId::parse(kernel_name);
+    Policy rules_policy;  // validate() checks the block sizes as the CLI does
+    rules_policy.block_sizes = parse_block_sizes(policy.value("block_sizes", ""), "block sizes");
+    rules_policy.on_miss = policy.value("on_miss", "min_cost") == "error" ? OnMiss::error : OnMiss::min_cost;
+    rules_policy.validate();
+    const std::string arch = policy.value("arch", table ? std::string(table->arch()) : std::string("unknown"));
+    std::vector<std::string> explanation;
+    Choice choice;
+    if (policy.value("chaos", false)) {
+      const auto rank = policy.value("rank", 0);
+      if (rank < 0) throw Error("chaos rank must be 0 or more");
+      choice = chaos_choice(kernel, key, candidates, static_cast<std::uint64_t>(rank));
+      explanation.push_back("chaos: rank " + std::to_string(rank) + " picks candidate " + std::to_string(choice.index) +
+                            " on purpose (positive control, never for real runs)");
+    } else {
+      Notices notices;  // a preview warns through its result, not a log
+      SelectionRules rules{arch, table, rules_policy.block_sizes, rules_policy.on_miss, &notices, &explanation};
+      choice = deterministic_choice(kernel, key, candidates, rules);
+    }
+    std::vector<std::size_t> order(candidates.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return estimate_cost(candidates[a]) < estimate_cost(candidates[b]);
+    });
+    json ranked = json::array();
+    for (std::size_t i : order) {
+      const Cost cost = estimate_cost(candidates[i]);
+      ranked.push_back({{"index", i}, {"signature", signature(candidates[i])}, {"cost", {cost.block, cost.warps}},
+                        {"chosen", i == choice.index}});
+    }
+    return {{"index", choice.index},
+            {"signature", signature(candidates[choice.index])},
+            {"reason", std::string(to_string(choice.reason))},
+            {"explanation", explanation},
+            {"candidates", ranked},
+            {"stale", table ? stale_entries(*table, kernel, key, candidates) : json::array()}};
+  } catch (const Error& e) {
+    return {{"error", e.what()}};
+  }
+}
+
+json diff(const Table& a, const Table& b) {
+  json out = {{"added", json::array()}, {"removed", json::array()}, {"changed", json::array()}};
+  if (a.arch() != b.arch()) out["arch"] = {std::string(a.arch()), std::string(b.arch())};
+  std::set<std::pair<std::string, std::string>> keys;
+  for (const Table* t : {&a, &b})
+    for (const std::string& kernel : t->kernels())
+      for (const std::string& key : t->keys(kernel)) keys.emplace(kernel, key);
+  for (const auto& [kernel, key] : keys) {
+    const auto before = a.entry(kernel, key);
+    const auto after = b.entry(kernel, key);
+    if (before && after && *before == *after) continue;
+    json row = {{"kernel", kernel}, {"key", key}};
+    if (before) row["before"] = signature(before->config);
+    if (after) row["after"] = signature(after->config);
+    out[!before ? "added" : !after ? "removed" : "changed"].push_back(row);
+  }
+  return out;
+}
+
+json report(const json& files) {
+  try {
+    std::vector<RecordFile> records;
+    for (const json& file : files) {
+      const std::string name = file.at("name").get<std::string>();
+      RecordFile record = record_from_json(file.at("record").get<std::string>(), name);
+      if (file.contains("timings") && file["timings"].is_string())
+        add_timings(record, file["timings"].get<std::string>(), name + " (timings)");
+      records.push_back(std::move(record));
+    }
+    json disagreements = json::array();
+    for (const KeyVerdict& v : tally(records)) {
+      if (v.votes.size() < 2) continue;
+      json votes = json::array();
+      for (const Vote& vote : v.votes) votes.push_back({{"signature", vote.signature}, {"votes", vote.count}});
+      const auto& [arch, kernel, key] = v.key;
+      disagreements.push_back({{"key", arch + "|" + kernel + "|" + key}, {"winners", votes},
+                               {"kept", v.votes[0].signature}, {"decided_by", v.decided_by}});
+    }
+    json timings = json::object();
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const int rank = records[i].rank >= 0 ? records[i].rank : static_cast<int>(i);
+      for (const auto& [key, candidates] : records[i].timings) {
+        const std::string text = std::get<0>(key) + "|" + std::get<1>(key) + "|" + std::get<2>(key);
+        for (const TimedCandidate& c : candidates)
+          if (c.median_ms) timings[text][c.signature].push_back({rank, *c.median_ms});
+      }
+    }
+    return {{"disagreements", disagreements}, {"timings", timings},
+            {"text", disagreement_report([&] {
+               std::vector<KeyVerdict> out;
+               for (KeyVerdict& v : tally(records))
+                 if (v.votes.size() > 1) out.push_back(std::move(v));
+               return out;
+             }())}};
+  } catch (const Error& e) {
+    return {{"error", e.what()}};
+  } catch (const json::exception& e) {
+    return {{"error", std::string("malformed request: ") + e.what()}};
+  }
+}
+
+json verify_logs(const json& logs) {
+  try {
+    std::vector<RankBatch> batches;
+    std::set<int> seen;
+    json ranks = json::array();
+    for (const json& file : logs) {
+      const std::string name = file.at("name").get<std::string>();
+      const ChoiceLogFile log = choice_log_from_bytes(file.at("text").get<std::string>(), name);
+      if (!seen.insert(log.rank).second) throw Error(name + ": rank " + std::to_string(log.rank) + " appears in two logs");
+      RankBatch batch{log.rank, {}};
+      for (const auto& [k, v] : log.entries) batch.entries.push_back({k, v});
+      batches.push_back(std::move(batch));
+      ranks.push_back({{"name", name}, {"rank", log.rank}, {"entries", log.entries.size()},
+                       {"digest", choice_digest(log.entries)}});
+    }
+    GroupAgreement agreement;
+    const VerifyResult result = agreement.fold(batches);
+    return {{"ranks", ranks}, {"agreed", result.agreed}, {"report", conflict_report(result.conflicts)}};
+  } catch (const Error& e) {
+    return {{"error", e.what()}};
+  } catch (const json::exception& e) {
+    return {{"error", std::string("malformed request: ") + e.what()}};
+  }
+}
+
+std::string digest(const json& entries) {
+  return choice_digest(entries.get<std::map<std::string, std::string>>());
+}
+
+namespace {
+
+struct ParsedCase {
+  std::unique_ptr<Table> table;
+  std::vector<Config> candidates;
+  std::string kernel, key;
+  json policy;
+  KernelId id;
+  std::vector<BlockSize> block_sizes;
+};
+
+ParsedCase parse_case(const json& c) {
+  ParsedCase out;
+  if (c.contains("table") && c["table"].is_string()) out.table = table_from_json(c["table"].get<std::string>(), "case table");
+  out.candidates = candidates_from_json(c.at("candidates").get<std::string>(), "case candidates").find("", "case").configs;
+  out.kernel = c.at("kernel").get<std::string>();
+  out.key = c.at("key").get<std::string>();
+  out.policy = c.value("policy", json::object());
+  out.id = KernelId::parse(out.kernel);
+  out.block_sizes = parse_block_sizes(out.policy.value("block_sizes", ""), "block sizes");
+  return out;
+}
+
+}  // namespace
+
+json decide_case(const json& c) {
+  try {
+    const ParsedCase parsed = parse_case(c);
+    json out = decide(parsed.table.get(), parsed.candidates, parsed.kernel, parsed.key, parsed.policy);
+    if (c.contains("log")) out["digest"] = digest(c["log"]);
+    return out;
+  } catch (const Error& e) {
+    return {{"error", e.what()}};
+  }
+}
+
+double decisions_per_second(const json& cases, int repeats) {
+  std::vector<ParsedCase> parsed;
+  for (const json& c : cases) parsed.push_back(parse_case(c));
+  // Only the decisions are timed: inputs are parsed above, and the
+  // once-per-policy warnings have fired before the clock starts.
+  Notices notices;
+  for (const ParsedCase& p : parsed) {
+    const SelectionRules rules{"bench", p.table.get(), p.block_sizes, OnMiss::min_cost, &notices};
+    deterministic_choice(p.id, p.key, p.candidates, rules);
+  }
+  std::size_t decided = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < repeats; ++r) {
+    for (const ParsedCase& p : parsed) {
+      const SelectionRules rules{"bench", p.table.get(), p.block_sizes, OnMiss::min_cost, &notices};
+      decided += deterministic_choice(p.id, p.key, p.candidates, rules).index < p.candidates.size();
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return static_cast<double>(decided) / seconds;
+}
+
+}  // namespace tunelock::preview

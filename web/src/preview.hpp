@@ -1,0 +1,53 @@
+// What the browser preview asks of the engine, as JSON in and JSON out:
+// the same functions back the wasm bindings and the native side of the
+// parity test, so both platforms run exactly this code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tunelock/candidates.hpp"
+#include "tunelock/table.hpp"
+
+namespace tunelock::preview {
+
+// {"arch", "entries", "source", "device", "kernels": {name: [keys]}}
+nlohmann::json table_summary(const Table& table);
+
+// {"kernels": {qualified: {"key": [...], "count": N}}}
+nlohmann::json manifest_summary(const CandidateManifest& manifest);
+
+// policy: {"on_miss": "min_cost"|"error", "block_sizes": "BLOCK_M=64,...",
+//          "chaos": bool, "rank": N, "arch": "sm90"}
+// -> {"index", "signature", "reason", "explanation": [...],
+//     "candidates": [{"index", "signature", "cost": [block, warps], "chosen"}] (cheapest first),
+//     "stale": [{"kernel", "key", "signature"}]}
+// or {"error": "..."} (on_miss=error misses and bad input).
+nlohmann::json decide(const Table* table, const std::vector<Config>& candidates,
+                      const std::string& kernel, const std::string& key, const nlohmann::json& policy);
+
+// {"arch": [a, b] when they differ, "added"|"removed"|"changed": [{"kernel", "key", "before", "after"}]}
+nlohmann::json diff(const Table& a, const Table& b);
+
+// files: [{"name", "record": text, "timings": text or null}]
+// -> {"disagreements": [...verdicts...], "timings": {"arch|kernel|key": {signature: [[rank, ms], ...]}}}
+nlohmann::json report(const nlohmann::json& files);
+
+// logs: [{"name", "text"}] -> {"ranks": [{"rank", "entries", "digest"}], "agreed", "report"}
+nlohmann::json verify_logs(const nlohmann::json& logs);
+
+// The digest of {entry: value} (as the run computes it).
+std::string digest(const nlohmann::json& entries);
+
+// One self-contained case, for parity between platforms:
+// {"table": JSON text or null, "candidates": JSON text, "kernel", "key",
+//  "policy": {...}, "log": {entry: value}} -> decide(...) plus "digest".
+nlohmann::json decide_case(const nlohmann::json& c);
+
+// Decisions per second over `cases` (parsed once), each decided `repeats`
+// times: the figure compared between wasm and native.
+double decisions_per_second(const nlohmann::json& cases, int repeats);
+
+}  // namespace tunelock::preview
