@@ -4,7 +4,11 @@ PRESET ?= default
 BUILD  := build/$(PRESET)
 JOBS   ?= $(shell nproc)
 
-.PHONY: all deps configure build test demo bench format clean
+WASM   := build/wasm
+# Debian's emscripten runs its tools with node; NodeSource's node needs this.
+EMENV  := NODE_PATH=/usr/share/nodejs
+
+.PHONY: all deps configure build wasm web test demo bench format clean
 
 all: build
 
@@ -16,6 +20,18 @@ configure: deps
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
+	@$(MAKE) --no-print-directory wasm
+
+# The engine in WebAssembly and the preview page, in $(WASM)/site.
+wasm: deps
+	@if command -v em++ >/dev/null; then \
+	  $(EMENV) cmake --preset wasm >/dev/null && $(EMENV) cmake --build $(WASM) -j $(JOBS); \
+	else echo "em++ not found: the wasm build and its tests are skipped"; fi
+
+# Serves the preview page on http://127.0.0.1:8000/ (Ctrl-C to stop).
+web: wasm
+	@echo "tunelock preview: http://127.0.0.1:8000/"
+	@python3 -m http.server --bind 127.0.0.1 --directory $(WASM)/site 8000
 
 test: build
 	@ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure
@@ -28,6 +44,7 @@ bench: build
 	@$(BUILD)/tests/bench/runtime_bench
 	@$(BUILD)/tests/bench/table_load_bench
 	@$(BUILD)/tests/bench/dispatch_bench
+	@ctest --test-dir $(BUILD) -R web.parity -V | grep -E "decisions/s"
 	@for n in 2 4 8; do $(BUILD)/cli/tunelock launch -n $$n -- $(BUILD)/tests/bench/ucx_verify_bench; done
 
 format:

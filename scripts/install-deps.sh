@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build needs, and only those that are
-# missing, so a second run is quiet and fast. Used by `make demo` and `make test`.
+# missing, so a second run is quiet and fast; then the browser test's npm
+# package (playwright-core drives Debian's Chromium; it downloads no browser).
+# Used by `make demo` and `make test`.
 set -euo pipefail
 
 packages=(
@@ -10,14 +12,28 @@ packages=(
   libspdlog-dev libfmt-dev
   libboost-test-dev libbenchmark-dev
   libucx-dev
+  emscripten chromium
 )
+
+install_npm_packages() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/web/tests"
+  [[ -d $dir/node_modules/playwright-core ]] && return 0
+  command -v npm >/dev/null || { echo "npm not found: the browser test will be skipped" >&2; return 0; }
+  echo "installing playwright-core for the browser test" >&2
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+    echo "npm install failed: the browser test will be skipped" >&2
+}
 
 missing=()
 for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   [[ $status == "install ok installed" ]] || missing+=("$p")
 done
-((${#missing[@]} == 0)) && exit 0
+if ((${#missing[@]} == 0)); then
+  install_npm_packages
+  exit 0
+fi
 
 echo "installing: ${missing[*]}" >&2
 sudo=()
@@ -27,3 +43,4 @@ if ! "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
   "${sudo[@]}" apt-get update -qq
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+install_npm_packages

@@ -38,7 +38,8 @@ json make_case(std::mt19937& random, int index) {
   const std::string module = random() % 3 ? "pkg.ops" : "";
   const std::string name = "k" + std::to_string(random() % 4);
   const std::string kernel = module.empty() ? name : module + "." + name;
-  const std::string key = "M=" + std::to_string(64 << (random() % 4)) + (random() % 2 ? "|f16" : "|f32");
+  const std::string key =
+      "M=" + std::to_string(64 << (random() % 4)) + (random() % 2 ? "|f16" : "|f32");
   json c = {{"kernel", kernel}, {"key", key}, {"candidates", json{{"configs", configs}}.dump()}};
   if (random() % 4) {
     json kernels = json::object();
@@ -46,7 +47,8 @@ json make_case(std::mt19937& random, int index) {
       const std::string entry_kernel = random() % 2 ? name : kernel;
       const std::string entry_key = random() % 3 ? key : (random() % 2 ? "*" : "M=1|f16");
       // Mostly live configs, sometimes stale ones.
-      const Config config = random() % 4 ? candidates[random() % candidates.size()] : random_config(random);
+      const Config config =
+          random() % 4 ? candidates[random() % candidates.size()] : random_config(random);
       kernels[entry_kernel][entry_key] = config_to_json(config);
     }
     c["table"] = json{{"arch", "sm90"}, {"kernels", kernels}}.dump();
@@ -62,7 +64,8 @@ json make_case(std::mt19937& random, int index) {
   c["policy"] = policy;
   json log = json::object();
   for (int e = 0; e < static_cast<int>(random() % 20); ++e)
-    log["sm90|" + kernel + "|M=" + std::to_string(e)] = signature(random_config(random)) + (e % 2 ? ";pinned" : ";timed");
+    log["sm90|" + kernel + "|M=" + std::to_string(e)] =
+        signature(random_config(random)) + (e % 2 ? ";pinned" : ";timed");
   c["log"] = log;
   c["id"] = index;
   return c;

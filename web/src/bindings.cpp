@@ -38,14 +38,16 @@ std::string guarded(const std::function<json()>& body) {
 
 void check_size(const std::string& name, const std::string& bytes) {
   if (bytes.size() > kMaxBytes)
-    throw Error(name + ": " + std::to_string(bytes.size() >> 20) + " MB is more than this page previews (256 MB)");
+    throw Error(name + ": " + std::to_string(bytes.size() >> 20) +
+                " MB is more than this page previews (256 MB)");
 }
 
 std::string load_table(const std::string& name, const std::string& bytes) {
   return guarded([&] {
     check_size(name, bytes);
-    std::unique_ptr<Table> table = looks_like_binary_table(bytes) ? table_from_binary(bytes, name)
-                                                                  : std::unique_ptr<Table>(table_from_json(bytes, name));
+    const bool binary = name.ends_with(".tlb") || looks_like_binary_table(bytes);
+    std::unique_ptr<Table> table = binary ? table_from_binary(bytes, name)
+                                          : std::unique_ptr<Table>(table_from_json(bytes, name));
     json summary = preview::table_summary(*table);
     summary["id"] = next_id;
     tables[next_id++] = std::move(table);
@@ -64,8 +66,8 @@ std::string load_candidates(const std::string& name, const std::string& text) {
   });
 }
 
-std::string decide(int table_id, int candidates_id, const std::string& kernel, const std::string& key,
-                   const std::string& policy) {
+std::string decide(int table_id, int candidates_id, const std::string& kernel,
+                   const std::string& key, const std::string& policy) {
   return guarded([&] {
     auto manifest = manifests.find(candidates_id);
     if (manifest == manifests.end()) throw Error("load a candidate manifest first");

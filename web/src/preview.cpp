@@ -21,14 +21,16 @@ json table_summary(const Table& table) {
   json kernels = json::object();
   for (const std::string& kernel : table.kernels()) kernels[kernel] = table.keys(kernel);
   const Provenance& p = table.provenance();
-  return {{"arch", std::string(table.arch())}, {"entries", table.entry_count()}, {"source", p.source},
-          {"device", p.device_name}, {"recorded_at", p.recorded_at}, {"kernels", kernels}};
+  return {
+      {"arch", std::string(table.arch())}, {"entries", table.entry_count()}, {"source", p.source},
+      {"device", p.device_name},           {"recorded_at", p.recorded_at},   {"kernels", kernels}};
 }
 
 json manifest_summary(const CandidateManifest& manifest) {
   json kernels = json::object();
   for (const auto& [name, list] : manifest.kernels)
-    kernels[name.empty() ? "(any kernel)" : name] = {{"key", list.key_args}, {"count", list.configs.size()}};
+    kernels[name.empty() ? "(any kernel)" : name] = {{"key", list.key_args},
+                                                     {"count", list.configs.size()}};
   return {{"kernels", kernels}};
 }
 
@@ -42,7 +44,8 @@ json stale_entries(const Table& table, const KernelId& kernel, const std::string
   for (const std::string& name : names) {
     for (const std::string& k : {key, std::string(kWildcardKey)}) {
       if (table.match(name, k, candidates).stale())
-        out.push_back({{"kernel", name}, {"key", k}, {"signature", signature(table.entry(name, k)->config)}});
+        out.push_back(
+            {{"kernel", name}, {"key", k}, {"signature", signature(table.entry(name, k)->config)}});
     }
   }
   return out;
@@ -50,26 +53,30 @@ json stale_entries(const Table& table, const KernelId& kernel, const std::string
 
 }  // namespace
 
-json decide(const Table* table, const std::vector<Config>& candidates, const std::string& kernel_name,
-            const std::string& key, const json& policy) {
+json decide(const Table* table, const std::vector<Config>& candidates,
+            const std::string& kernel_name, const std::string& key, const json& policy) {
   try {
     const KernelId kernel = KernelId::parse(kernel_name);
     Policy rules_policy;  // validate() checks the block sizes as the CLI does
     rules_policy.block_sizes = parse_block_sizes(policy.value("block_sizes", ""), "block sizes");
-    rules_policy.on_miss = policy.value("on_miss", "min_cost") == "error" ? OnMiss::error : OnMiss::min_cost;
+    rules_policy.on_miss =
+        policy.value("on_miss", "min_cost") == "error" ? OnMiss::error : OnMiss::min_cost;
     rules_policy.validate();
-    const std::string arch = policy.value("arch", table ? std::string(table->arch()) : std::string("unknown"));
+    const std::string arch =
+        policy.value("arch", table ? std::string(table->arch()) : std::string("unknown"));
     std::vector<std::string> explanation;
     Choice choice;
     if (policy.value("chaos", false)) {
       const auto rank = policy.value("rank", 0);
       if (rank < 0) throw Error("chaos rank must be 0 or more");
       choice = chaos_choice(kernel, key, candidates, static_cast<std::uint64_t>(rank));
-      explanation.push_back("chaos: rank " + std::to_string(rank) + " picks candidate " + std::to_string(choice.index) +
+      explanation.push_back("chaos: rank " + std::to_string(rank) + " picks candidate " +
+                            std::to_string(choice.index) +
                             " on purpose (positive control, never for real runs)");
     } else {
       Notices notices;  // a preview warns through its result, not a log
-      SelectionRules rules{arch, table, rules_policy.block_sizes, rules_policy.on_miss, &notices, &explanation};
+      SelectionRules rules{arch,     table,       rules_policy.block_sizes, rules_policy.on_miss,
+                           &notices, &explanation};
       choice = deterministic_choice(kernel, key, candidates, rules);
     }
     std::vector<std::size_t> order(candidates.size());
@@ -80,7 +87,9 @@ json decide(const Table* table, const std::vector<Config>& candidates, const std
     json ranked = json::array();
     for (std::size_t i : order) {
       const Cost cost = estimate_cost(candidates[i]);
-      ranked.push_back({{"index", i}, {"signature", signature(candidates[i])}, {"cost", {cost.block, cost.warps}},
+      ranked.push_back({{"index", i},
+                        {"signature", signature(candidates[i])},
+                        {"cost", {cost.block, cost.warps}},
                         {"chosen", i == choice.index}});
     }
     return {{"index", choice.index},
@@ -127,10 +136,13 @@ json report(const json& files) {
     for (const KeyVerdict& v : tally(records)) {
       if (v.votes.size() < 2) continue;
       json votes = json::array();
-      for (const Vote& vote : v.votes) votes.push_back({{"signature", vote.signature}, {"votes", vote.count}});
+      for (const Vote& vote : v.votes)
+        votes.push_back({{"signature", vote.signature}, {"votes", vote.count}});
       const auto& [arch, kernel, key] = v.key;
-      disagreements.push_back({{"key", arch + "|" + kernel + "|" + key}, {"winners", votes},
-                               {"kept", v.votes[0].signature}, {"decided_by", v.decided_by}});
+      disagreements.push_back({{"key", arch + "|" + kernel + "|" + key},
+                               {"winners", votes},
+                               {"kept", v.votes[0].signature},
+                               {"decided_by", v.decided_by}});
     }
     json timings = json::object();
     for (std::size_t i = 0; i < records.size(); ++i) {
@@ -141,7 +153,8 @@ json report(const json& files) {
           if (c.median_ms) timings[text][c.signature].push_back({rank, *c.median_ms});
       }
     }
-    return {{"disagreements", disagreements}, {"timings", timings},
+    return {{"disagreements", disagreements},
+            {"timings", timings},
             {"text", disagreement_report([&] {
                std::vector<KeyVerdict> out;
                for (KeyVerdict& v : tally(records))
@@ -163,16 +176,20 @@ json verify_logs(const json& logs) {
     for (const json& file : logs) {
       const std::string name = file.at("name").get<std::string>();
       const ChoiceLogFile log = choice_log_from_bytes(file.at("text").get<std::string>(), name);
-      if (!seen.insert(log.rank).second) throw Error(name + ": rank " + std::to_string(log.rank) + " appears in two logs");
+      if (!seen.insert(log.rank).second)
+        throw Error(name + ": rank " + std::to_string(log.rank) + " appears in two logs");
       RankBatch batch{log.rank, {}};
       for (const auto& [k, v] : log.entries) batch.entries.push_back({k, v});
       batches.push_back(std::move(batch));
-      ranks.push_back({{"name", name}, {"rank", log.rank}, {"entries", log.entries.size()},
+      ranks.push_back({{"name", name},
+                       {"rank", log.rank},
+                       {"entries", log.entries.size()},
                        {"digest", choice_digest(log.entries)}});
     }
     GroupAgreement agreement;
     const VerifyResult result = agreement.fold(batches);
-    return {{"ranks", ranks}, {"agreed", result.agreed}, {"report", conflict_report(result.conflicts)}};
+    return {
+        {"ranks", ranks}, {"agreed", result.agreed}, {"report", conflict_report(result.conflicts)}};
   } catch (const Error& e) {
     return {{"error", e.what()}};
   } catch (const json::exception& e) {
@@ -197,8 +214,11 @@ struct ParsedCase {
 
 ParsedCase parse_case(const json& c) {
   ParsedCase out;
-  if (c.contains("table") && c["table"].is_string()) out.table = table_from_json(c["table"].get<std::string>(), "case table");
-  out.candidates = candidates_from_json(c.at("candidates").get<std::string>(), "case candidates").find("", "case").configs;
+  if (c.contains("table") && c["table"].is_string())
+    out.table = table_from_json(c["table"].get<std::string>(), "case table");
+  out.candidates = candidates_from_json(c.at("candidates").get<std::string>(), "case candidates")
+                       .find("", "case")
+                       .configs;
   out.kernel = c.at("kernel").get<std::string>();
   out.key = c.at("key").get<std::string>();
   out.policy = c.value("policy", json::object());
@@ -212,7 +232,8 @@ ParsedCase parse_case(const json& c) {
 json decide_case(const json& c) {
   try {
     const ParsedCase parsed = parse_case(c);
-    json out = decide(parsed.table.get(), parsed.candidates, parsed.kernel, parsed.key, parsed.policy);
+    json out =
+        decide(parsed.table.get(), parsed.candidates, parsed.kernel, parsed.key, parsed.policy);
     if (c.contains("log")) out["digest"] = digest(c["log"]);
     return out;
   } catch (const Error& e) {
@@ -238,7 +259,8 @@ double decisions_per_second(const json& cases, int repeats) {
       decided += deterministic_choice(p.id, p.key, p.candidates, rules).index < p.candidates.size();
     }
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return static_cast<double>(decided) / seconds;
 }
 

@@ -26,13 +26,16 @@ nlohmann::json manifest_summary(const CandidateManifest& manifest);
 //     "stale": [{"kernel", "key", "signature"}]}
 // or {"error": "..."} (on_miss=error misses and bad input).
 nlohmann::json decide(const Table* table, const std::vector<Config>& candidates,
-                      const std::string& kernel, const std::string& key, const nlohmann::json& policy);
+                      const std::string& kernel, const std::string& key,
+                      const nlohmann::json& policy);
 
-// {"arch": [a, b] when they differ, "added"|"removed"|"changed": [{"kernel", "key", "before", "after"}]}
+// {"arch": [a, b] when they differ, "added"|"removed"|"changed": [{"kernel", "key", "before",
+// "after"}]}
 nlohmann::json diff(const Table& a, const Table& b);
 
 // files: [{"name", "record": text, "timings": text or null}]
-// -> {"disagreements": [...verdicts...], "timings": {"arch|kernel|key": {signature: [[rank, ms], ...]}}}
+// -> {"disagreements": [...verdicts...], "timings": {"arch|kernel|key": {signature: [[rank, ms],
+// ...]}}}
 nlohmann::json report(const nlohmann::json& files);
 
 // logs: [{"name", "text"}] -> {"ranks": [{"rank", "entries", "digest"}], "agreed", "report"}
