@@ -2,6 +2,8 @@
 // over choice logs dumped by each rank (TUNELOCK_CHOICE_LOG).
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
 #include "tunelock/choice_log.hpp"
 #include "tunelock/choice_log_file.hpp"
@@ -14,6 +16,7 @@ namespace {
 
 struct LogOptions {
   std::vector<std::string> logs;
+  bool json = false;
 };
 
 // Same semantics and report as the run-time check: one round in which every
@@ -21,6 +24,7 @@ struct LogOptions {
 int verify_logs(const LogOptions& options, Streams& streams) {
   std::vector<RankBatch> batches;
   std::set<int> ranks;
+  nlohmann::json ranks_json = nlohmann::json::array();
   for (const std::string& path : options.logs) {
     const ChoiceLogFile log = choice_log_from_bytes(read_file(path), path);
     if (!ranks.insert(log.rank).second)
@@ -28,11 +32,28 @@ int verify_logs(const LogOptions& options, Streams& streams) {
     RankBatch batch{log.rank, {}};
     for (const auto& [key, value] : log.entries) batch.entries.push_back({key, value});
     batches.push_back(std::move(batch));
-    streams.out << "rank " << log.rank << ": " << log.entries.size() << " choices, digest "
-                << choice_digest(log.entries) << "\n";
+    ranks_json.push_back({{"rank", log.rank},
+                          {"log", path},
+                          {"choices", log.entries.size()},
+                          {"digest", choice_digest(log.entries)}});
+    if (!options.json) {
+      streams.out << "rank " << log.rank << ": " << log.entries.size() << " choices, digest "
+                  << choice_digest(log.entries) << "\n";
+    }
   }
   GroupAgreement agreement;
   const VerifyResult result = agreement.fold(batches);
+  if (options.json) {
+    nlohmann::json conflicts = nlohmann::json::array();
+    for (const Conflict& c : result.conflicts)
+      conflicts.push_back({{"key", c.key}, {"ranks_by_value", c.ranks_by_value}});
+    streams.out << nlohmann::json{{"agreed", result.agreed},
+                                  {"ranks", ranks_json},
+                                  {"conflicts", conflicts}}
+                       .dump(1)
+                << "\n";
+    return result.agreed ? kExitOk : kExitDifferent;
+  }
   if (result.agreed) {
     streams.out << "agreed: " << agreement.agreed_count() << " kernel/shape keys across "
                 << batches.size() << " rank(s)\n";
@@ -61,6 +82,7 @@ Command add_verify_command(CLI::App& app) {
       "verify", "Check ranks' choice logs against each other (exit 1 on conflict)");
   cmd->add_option("LOG", options->logs, "<prefix>.rank<N>.json choice logs, one per rank")
       ->required();
+  cmd->add_flag("--json", options->json, "Print {agreed, ranks, conflicts} as JSON");
   return {cmd, [options](Streams& streams) { return verify_logs(*options, streams); }};
 }
 

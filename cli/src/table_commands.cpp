@@ -1,11 +1,13 @@
 // `tunelock table show|convert|validate|diff`: looking at, converting and
 // checking tables without a GPU.
-#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "table_files.hpp"
 #include "tunelock/candidates.hpp"
 #include "tunelock/error.hpp"
+#include "tunelock/table_diff.hpp"
 
 namespace tunelock::cli {
 namespace {
@@ -79,33 +81,38 @@ int validate(const Paths& paths, Streams& streams) {
   return stale ? kExitDifferent : kExitOk;
 }
 
+nlohmann::json diff_json(const TableDiff& diff) {
+  nlohmann::json out = {{"added", nlohmann::json::array()},
+                        {"removed", nlohmann::json::array()},
+                        {"changed", nlohmann::json::array()}};
+  if (diff.arch) out["arch"] = {diff.arch->first, diff.arch->second};
+  for (const EntryChange& c : diff.changes) {
+    nlohmann::json row = {{"kernel", c.kernel}, {"key", c.key}};
+    if (c.before) row["before"] = signature(c.before->config);
+    if (c.after) row["after"] = signature(c.after->config);
+    out[!c.before ? "added" : !c.after ? "removed" : "changed"].push_back(row);
+  }
+  return out;
+}
+
 int diff(const Paths& paths, Streams& streams) {
-  const auto a = load_table_file(paths.first);
-  const auto b = load_table_file(paths.second);
-  std::size_t differences = 0;
-  if (a->arch() != b->arch()) {
-    streams.out << "arch: " << a->arch() << " -> " << b->arch() << "\n";
-    ++differences;
+  const TableDiff diff = diff_tables(*load_table_file(paths.first), *load_table_file(paths.second));
+  if (paths.json) {
+    streams.out << diff_json(diff).dump(1) << "\n";
+    return diff.empty() ? kExitOk : kExitDifferent;
   }
-  std::set<std::pair<std::string, std::string>> keys;
-  for (const auto* table : {a.get(), b.get()})
-    for (const std::string& kernel : table->kernels())
-      for (const std::string& key : table->keys(kernel)) keys.emplace(kernel, key);
-  for (const auto& [kernel, key] : keys) {
-    const auto before = a->entry(kernel, key);
-    const auto after = b->entry(kernel, key);
-    if (before && after && *before == *after) continue;
-    ++differences;
-    if (!before)
-      streams.out << "added:   " << kernel << " [" << key << "] " << signature(after->config)
-                  << "\n";
-    else if (!after)
-      streams.out << "removed: " << kernel << " [" << key << "] " << signature(before->config)
-                  << "\n";
+  if (diff.arch) streams.out << "arch: " << diff.arch->first << " -> " << diff.arch->second << "\n";
+  for (const EntryChange& c : diff.changes) {
+    const std::string where = c.kernel + " [" + c.key + "] ";
+    if (!c.before)
+      streams.out << "added:   " << where << signature(c.after->config) << "\n";
+    else if (!c.after)
+      streams.out << "removed: " << where << signature(c.before->config) << "\n";
     else
-      streams.out << "changed: " << kernel << " [" << key << "] " << signature(before->config)
-                  << " -> " << signature(after->config) << "\n";
+      streams.out << "changed: " << where << signature(c.before->config) << " -> "
+                  << signature(c.after->config) << "\n";
   }
+  const std::size_t differences = diff.changes.size() + (diff.arch ? 1 : 0);
   streams.out << (differences ? std::to_string(differences) + " difference(s)\n"
                               : "identical entries\n");
   return differences ? kExitDifferent : kExitOk;
@@ -146,6 +153,7 @@ Command add_table_command(CLI::App& app) {
           paths, diff);
   diff_cmd.app->add_option("A", paths->first, "Old table")->required();
   diff_cmd.app->add_option("B", paths->second, "New table")->required();
+  diff_cmd.app->add_flag("--json", paths->json, "Print {added, removed, changed[, arch]} as JSON");
 
   return {table, dispatch_to_subcommands({show_cmd, convert_cmd, validate_cmd, diff_cmd})};
 }

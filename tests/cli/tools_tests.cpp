@@ -92,6 +92,13 @@ BOOST_AUTO_TEST_CASE(diff_reports_added_removed_changed_and_exits_1) {
              "added:   k [M=3] ;warps=4;stages=3\n"
              "3 difference(s)\n");
   BOOST_TEST(run_cli({"table", "diff", path(dir, "a.json"), path(dir, "a.json")}).code == 0);
+  const auto json = run_cli({"table", "diff", "--json", path(dir, "a.json"), path(dir, "b.json")});
+  BOOST_TEST(json.code == 1);
+  BOOST_TEST(nlohmann::json::parse(json.out) ==
+             nlohmann::json::parse(
+                 R"({"added": [{"kernel": "k", "key": "M=3", "after": ";warps=4;stages=3"}],
+      "removed": [{"kernel": "k", "key": "M=1", "before": ";warps=4;stages=3"}],
+      "changed": [{"kernel": "k", "key": "M=2", "before": ";warps=4;stages=3", "after": ";warps=8;stages=3"}]})"));
 }
 
 BOOST_AUTO_TEST_CASE(every_malformed_table_exits_2_with_one_line_and_no_output_file) {
@@ -247,6 +254,13 @@ BOOST_AUTO_TEST_CASE(verify_reports_conflicts_like_the_run_time_check_and_exits_
   BOOST_TEST(result.code == 1);
   BOOST_TEST(result.out.find("sm90|k|M=1: 'A;pinned' on ranks 0,2; 'B;pinned' on rank 1") !=
              std::string::npos);
+  const auto json = run_cli({"verify", "--json", path(dir, "c.rank0.json"),
+                             path(dir, "c.rank1.json"), path(dir, "c.rank2.json")});
+  BOOST_TEST(json.code == 1);
+  const auto parsed = nlohmann::json::parse(json.out);
+  BOOST_TEST(parsed["agreed"] == false);
+  BOOST_TEST(parsed["conflicts"][0]["ranks_by_value"]["B;pinned"] == nlohmann::json::parse("[1]"));
+  BOOST_TEST(parsed["ranks"].size() == 3u);
   const auto twice = run_cli({"verify", path(dir, "c.rank0.json"), path(dir, "c.rank0.json")});
   BOOST_TEST(twice.code == 2);
   BOOST_TEST(twice.err.find("rank 0 appears in two logs") != std::string::npos);

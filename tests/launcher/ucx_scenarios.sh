@@ -43,6 +43,14 @@ for r in 0 1; do
   grep -q "rank(s) 2 never arrived within 3 s" never.$r || fail "never-came rank $r: $(cat never.$r)"
 done
 rm -f never.0 never.1
+
+# A second job on the same port: its rank 0 cannot listen, and says why.
+TUNELOCK_JOB_TOKEN=first RANK=0 WORLD_SIZE=2 "$rank_program" agree >first.out 2>&1 &
+first=$!
+sleep 0.5
+TUNELOCK_JOB_TOKEN=second RANK=0 WORLD_SIZE=2 "$rank_program" agree >second.out 2>&1
+grep -q "another job holds this port" second.out || fail "second job on the port: $(cat second.out)"
+kill $first 2>/dev/null; wait $first 2>/dev/null
 unset TUNELOCK_MASTER_ADDR TUNELOCK_MASTER_PORT TUNELOCK_JOB_TOKEN TUNELOCK_VERIFY_TIMEOUT
 
 # The demo across 4 ranks: pinned with verification agrees and digests match.

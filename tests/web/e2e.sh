@@ -12,13 +12,13 @@ if [[ -d $shared/megatron-tables ]]; then
   manifest=$source_dir/tests/web/fixtures/megatron-candidates.json
   kernel=mamba_ssm.ops.triton.ssd_chunk_state._chunk_cumsum_bwd_kernel
   key='chunk_size=128|nheads=128|torch.float32|torch.float32|torch.bfloat16|torch.float32|torch.float32|torch.bfloat16|torch.float32|torch.float32'
-  expected='BLOCK_SIZE_H=8;warps=4;stages=3'
+  expected='BLOCK_SIZE_H=8;warps=4;stages=3' block='BLOCK_SIZE_H=2'
 else
   echo "note: ../shared/fixtures is absent; using the project's example table"
   tables=("$source_dir/examples/tables/sm90.json")
   manifest=$source_dir/examples/candidates.json
-  kernel=demo.ops.rmsnorm key='N=8192|bf16' expected='BLOCK_SIZE=1024;warps=8;stages=1'
+  kernel=demo.ops.rmsnorm key='N=8192|bf16' expected='BLOCK_SIZE=1024;warps=8;stages=1' block='BLOCK_SIZE=512'
 fi
 mkdir -p "$(dirname "$artifact")"
 cd "$source_dir/web/tests"
-node e2e.cjs "$site" "$artifact" "${tables[@]}" -- "$manifest" "$kernel" "$key" "$expected"
+node e2e.cjs "$site" "$artifact" "${tables[@]}" -- "$manifest" "$kernel" "$key" "$expected" "$block"

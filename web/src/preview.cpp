@@ -10,6 +10,7 @@
 #include "tunelock/merge.hpp"
 #include "tunelock/policy_sources.hpp"
 #include "tunelock/selection.hpp"
+#include "tunelock/table_diff.hpp"
 #include "tunelock/table_json.hpp"
 #include "tunelock/verify.hpp"
 
@@ -104,20 +105,14 @@ json decide(const Table* table, const std::vector<Config>& candidates,
 }
 
 json diff(const Table& a, const Table& b) {
+  const TableDiff diff = diff_tables(a, b);
   json out = {{"added", json::array()}, {"removed", json::array()}, {"changed", json::array()}};
-  if (a.arch() != b.arch()) out["arch"] = {std::string(a.arch()), std::string(b.arch())};
-  std::set<std::pair<std::string, std::string>> keys;
-  for (const Table* t : {&a, &b})
-    for (const std::string& kernel : t->kernels())
-      for (const std::string& key : t->keys(kernel)) keys.emplace(kernel, key);
-  for (const auto& [kernel, key] : keys) {
-    const auto before = a.entry(kernel, key);
-    const auto after = b.entry(kernel, key);
-    if (before && after && *before == *after) continue;
-    json row = {{"kernel", kernel}, {"key", key}};
-    if (before) row["before"] = signature(before->config);
-    if (after) row["after"] = signature(after->config);
-    out[!before ? "added" : !after ? "removed" : "changed"].push_back(row);
+  if (diff.arch) out["arch"] = {diff.arch->first, diff.arch->second};
+  for (const EntryChange& c : diff.changes) {
+    json row = {{"kernel", c.kernel}, {"key", c.key}};
+    if (c.before) row["before"] = signature(c.before->config);
+    if (c.after) row["after"] = signature(c.after->config);
+    out[!c.before ? "added" : !c.after ? "removed" : "changed"].push_back(row);
   }
   return out;
 }

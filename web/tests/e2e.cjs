@@ -1,7 +1,8 @@
 // End to end in headless Chromium (Debian's, driven by playwright-core): load
 // the page, load tables and candidates, pick a kernel and key, check the
 // decision text, load corrupt files and check the messages, save a
-// screenshot. Usage: node e2e.cjs SITE_DIR SCREENSHOT TABLE... -- MANIFEST KERNEL KEY EXPECTED
+// screenshot. Usage: node e2e.cjs SITE_DIR SCREENSHOT TABLE... -- MANIFEST KERNEL KEY EXPECTED BLOCK
+// (BLOCK: a block-size override that matches one of the kernel's candidates).
 const http = require('http');
 const fs = require('fs');
 const os = require('os');
@@ -11,7 +12,7 @@ const { chromium } = require('playwright-core');
 const [site, screenshot, ...rest] = process.argv.slice(2);
 const split = rest.indexOf('--');
 const tables = rest.slice(0, split);
-const [manifest, kernel, key, expected] = rest.slice(split + 1);
+const [manifest, kernel, key, expected, block] = rest.slice(split + 1);
 
 function serve(root) {
   const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
@@ -59,7 +60,7 @@ function check(condition, what) {
     check((await page.$$('#candidates tbody tr')).length >= 2, 'candidates ranked by cost');
     check((await page.textContent('#explanation')).includes('decides'), 'explanation lists what each rule found');
 
-    await page.fill('#blocks', 'BLOCK_SIZE_H=2');
+    await page.fill('#blocks', block);
     await page.selectOption('#table-select', '-1');
     check((await page.textContent('#decision')).includes('(block_sizes)'), 'block-size override without a table');
     await page.fill('#blocks', '');
