@@ -1,6 +1,5 @@
 #include "tunelock/runtime.hpp"
 
-#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 
