@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <random>
@@ -83,7 +84,21 @@ bool forward(int fd, std::string& pending, int rank, std::ostream& to) {
   return true;
 }
 
+// Set by SIGINT/SIGTERM/SIGHUP: the ranks live in their own process groups,
+// so the launcher passes the signal on instead of leaving them running.
+volatile std::sig_atomic_t stop_signal = 0;
+void on_stop_signal(int signal) { stop_signal = signal; }
+
+void close_pipe(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
 int launch(const LaunchOptions& options, Streams& streams) {
+  stop_signal = 0;
+  ::signal(SIGINT, on_stop_signal);
+  ::signal(SIGTERM, on_stop_signal);
+  ::signal(SIGHUP, on_stop_signal);
   if (options.ranks < 1) throw Error("-n: need at least one rank");
   const std::string host = env_or(streams.env, "TUNELOCK_MASTER_ADDR", "127.0.0.1");
   const std::string port = env_or(streams.env, "TUNELOCK_MASTER_PORT", std::to_string(free_port()));
@@ -95,6 +110,12 @@ int launch(const LaunchOptions& options, Streams& streams) {
     if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
       throw Error(std::string("launch: pipe: ") + std::strerror(errno));
     const pid_t pid = ::fork();
+    if (pid < 0) {
+      const std::string why = std::strerror(errno);
+      for (const Child& started : children) ::kill(-started.pid, SIGKILL);
+      for (const Child& started : children) ::waitpid(started.pid, nullptr, 0);
+      throw Error("launch: cannot start rank " + std::to_string(rank) + ": " + why);
+    }
     if (pid == 0) {
       ::setpgid(0, 0);  // its own group: stopping a rank stops what it started too
       ::dup2(out[1], STDOUT_FILENO);
@@ -117,6 +138,7 @@ int launch(const LaunchOptions& options, Streams& streams) {
       std::fprintf(stderr, "tunelock launch: cannot run %s: %s\n", argv[0], std::strerror(errno));
       ::_exit(127);
     }
+    ::setpgid(pid, pid);  // also here: the child may not have run yet when we signal it
     ::close(out[1]);
     ::close(err[1]);
     children.push_back(Child{rank, pid, out[0], err[0], {}, {}, true});
@@ -139,8 +161,9 @@ int launch(const LaunchOptions& options, Streams& streams) {
     for (Child& c : children) {
       for (const pollfd& p : fds) {
         if (!(p.revents & (POLLIN | POLLHUP))) continue;
-        if (p.fd == c.out) forward(c.out, c.out_line, c.rank, streams.out);
-        if (p.fd == c.err) forward(c.err, c.err_line, c.rank, std::cerr);
+        // At end of file close the pipe: a hung-up fd would make poll spin.
+        if (p.fd == c.out && !forward(c.out, c.out_line, c.rank, streams.out)) close_pipe(c.out);
+        if (p.fd == c.err && !forward(c.err, c.err_line, c.rank, std::cerr)) close_pipe(c.err);
       }
       int status = 0;
       if (c.running && ::waitpid(c.pid, &status, WNOHANG) == c.pid) {
@@ -153,6 +176,11 @@ int launch(const LaunchOptions& options, Streams& streams) {
           stop_at = Clock::now() + grace;
         }
       }
+    }
+    if (stop_signal && !stop_at) {
+      for (const Child& c : children)
+        if (c.running) ::kill(-c.pid, static_cast<int>(stop_signal));
+      stop_at = Clock::now() + std::chrono::seconds(5);  // then SIGTERM, then SIGKILL
     }
     if (stop_at && Clock::now() >= *stop_at) {
       for (const Child& c : children)
@@ -170,10 +198,13 @@ int launch(const LaunchOptions& options, Streams& streams) {
     }
     if (!c.out_line.empty()) streams.out << "[rank " << c.rank << "] " << c.out_line << "\n";
     if (!c.err_line.empty()) std::cerr << "[rank " << c.rank << "] " << c.err_line << "\n";
-    ::close(c.out);
-    ::close(c.err);
+    close_pipe(c.out);
+    close_pipe(c.err);
   }
-  return exit_code;
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  ::signal(SIGHUP, SIG_DFL);
+  return stop_signal ? 128 + static_cast<int>(stop_signal) : exit_code;
 }
 
 }  // namespace

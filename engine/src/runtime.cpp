@@ -1,6 +1,5 @@
 #include "tunelock/runtime.hpp"
 
-
 #include <cstdlib>
 
 #include "tunelock/choice_log_file.hpp"
@@ -107,6 +106,7 @@ std::string Runtime::choice_digest() const { return tunelock::choice_digest(log_
 
 VerifyResult Runtime::verify(Collective& group) {
   const std::string id = group.group_id();
+  const std::uint64_t generation_at_start = generation();
   std::size_t cursor = 0;
   {
     std::lock_guard lock(mutex_);
@@ -132,6 +132,13 @@ VerifyResult Runtime::verify(Collective& group) {
   bool report_now = false;
   {
     std::lock_guard lock(mutex_);
+    if (generation() != generation_at_start) {
+      // The batch came from the previous policy's log: folding it, or moving
+      // the new log's cursor past entries nobody sent, would be wrong.
+      throw Error(
+          "verify: a new policy was installed during this check; install policies at "
+          "start-up, and call verify at step boundaries");
+    }
     GroupCursor& state = groups_[id];
     state.cursor = next_cursor;
     result = state.agreement.fold(batches);

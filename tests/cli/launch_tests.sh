@@ -28,6 +28,20 @@ grep -q "rank 1 exited with 7" <<<"$out" || fail "no failure notice: $out"
 out=$("$tunelock" launch -n 2 --grace 5 -- sh -c 'if [ "$RANK" = 0 ]; then exit 3; fi; sleep 0.3; exit 4' 2>&1)
 [[ $? == 3 ]] || fail "exit code is not the first non-zero one"
 
+# SIGTERM to the launcher reaches the ranks (they run in their own process groups).
+marker="tunelock-launch-test-$$"
+"$tunelock" launch -n 2 -- bash -c "exec -a $marker sleep 60" >/dev/null 2>&1 &
+launcher=$!
+sleep 1
+kill -TERM $launcher
+start=$(date +%s)
+wait $launcher
+code=$?
+(( $(date +%s) - start < 10 )) || fail "launcher did not stop promptly on SIGTERM"
+[[ $code == 143 ]] || fail "SIGTERM exit code: got $code, wanted 143"
+sleep 0.5
+pgrep -f "$marker" >/dev/null && fail "ranks still running after the launcher was terminated"
+
 "$tunelock" launch -n 2 -- /nonexistent/program >/dev/null 2>&1
 [[ $? == 127 ]] || fail "missing program should exit 127"
 "$tunelock" launch -n 0 -- true >/dev/null 2>&1

@@ -66,7 +66,8 @@ std::string frame(char kind, std::string_view body) {
 // Writes everything or throws; the peer is on loopback or a LAN.
 void send_all(int fd, std::string_view bytes, Clock::time_point deadline) {
   while (!bytes.empty()) {
-    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    // MSG_DONTWAIT: a peer that stops reading must not block past the deadline.
+    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       bytes.remove_prefix(static_cast<std::size_t>(n));
       continue;
@@ -104,6 +105,7 @@ std::pair<char, std::string> read_frame(int fd, Clock::time_point deadline,
     if (auto f = take_frame(buffer)) return *f;
     pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, remaining_ms(deadline));
+    if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) throw Error("rendezvous: timed out waiting for " + what);
     const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
     if (n == 0) throw Error("rendezvous: connection closed while waiting for " + what);
@@ -251,6 +253,24 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
   return addresses;
 }
 
+// A non-blocking connect bounded by the deadline (a host that drops SYNs
+// would otherwise stall a blocking connect for minutes). Sets errno on failure.
+bool connect_before(int fd, const sockaddr_storage& address, socklen_t length,
+                    Clock::time_point deadline) {
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), length) == 0) return true;
+  if (errno != EINPROGRESS) return false;
+  pollfd p{fd, POLLOUT, 0};
+  if (::poll(&p, 1, std::min(remaining_ms(deadline), 1000)) <= 0) {
+    errno = ETIMEDOUT;
+    return false;
+  }
+  int error = 0;
+  socklen_t size = sizeof error;
+  ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
+  errno = error;
+  return error == 0;
+}
+
 // Ranks 1..n-1: connect (retrying until rank 0 listens), say hello, read
 // the roster.
 std::vector<std::string> join(const Rendezvous& r, std::string_view my_address) {
@@ -259,8 +279,8 @@ std::vector<std::string> join(const Rendezvous& r, std::string_view my_address) 
   const sockaddr_storage address = resolve(r.host, r.port, &length);
   Fd fd;
   while (true) {
-    fd = Fd(::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), length) == 0) break;
+    fd = Fd(::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (connect_before(fd.get(), address, length, deadline)) break;
     if (Clock::now() > deadline) {
       throw Error("rendezvous: could not reach rank 0 at " + r.host + ":" + std::to_string(r.port) +
                   " within " + std::to_string(r.timeout.count() / 1000) +

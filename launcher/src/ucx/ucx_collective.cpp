@@ -23,6 +23,8 @@ class UcxWorld {
  public:
   explicit UcxWorld(Rendezvous rendezvous);
   ~UcxWorld();
+  UcxWorld(const UcxWorld&) = delete;
+  UcxWorld& operator=(const UcxWorld&) = delete;
 
   int rank() const { return rendezvous_.rank; }
   int size() const { return rendezvous_.world_size; }
@@ -34,6 +36,8 @@ class UcxWorld {
                                       std::string_view bytes);
 
  private:
+  void connect();
+  void release();
   static void on_peer_error(void* arg, ucp_ep_h ep, ucs_status_t status);
   void check(ucs_status_t status, const char* what) const;
   // Progresses until `done()` or the deadline; sleeps on the event fd.
@@ -50,7 +54,25 @@ class UcxWorld {
   };
   std::vector<ErrorArg> error_args_;
   std::map<int, std::string> failed_;  // rank -> why
+
+  // Requests that outlived their round (a cancelled receive, a send a slow
+  // peer has not pulled yet) keep their buffer alive here until UCX is done
+  // with them; freeing either earlier would let UCX touch freed memory.
+  struct InFlight {
+    void* request;
+    std::shared_ptr<std::string> buffer;
+  };
+  std::vector<InFlight> in_flight_;
+  void reap_in_flight();
 };
+
+void UcxWorld::reap_in_flight() {
+  std::erase_if(in_flight_, [](const InFlight& f) {
+    if (ucp_request_check_status(f.request) == UCS_INPROGRESS) return false;
+    ucp_request_free(f.request);
+    return true;
+  });
+}
 
 void UcxWorld::check(ucs_status_t status, const char* what) const {
   if (status != UCS_OK) throw Error(std::string("UCX: ") + what + ": " + ucs_status_string(status));
@@ -62,6 +84,18 @@ void UcxWorld::on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
 }
 
 UcxWorld::UcxWorld(Rendezvous rendezvous) : rendezvous_(std::move(rendezvous)) {
+  if (rendezvous_.world_size > (1 << 16))
+    throw Error(
+        "verify: at most 65536 ranks are supported (rank numbers travel in 16 bits of a UCX tag)");
+  try {
+    connect();
+  } catch (...) {
+    release();  // the destructor does not run for a throwing constructor
+    throw;
+  }
+}
+
+void UcxWorld::connect() {
   ucp_config_t* config = nullptr;
   check(ucp_config_read(nullptr, nullptr, &config), "reading configuration");
   ucp_params_t params{};
@@ -99,7 +133,9 @@ UcxWorld::UcxWorld(Rendezvous rendezvous) : rendezvous_(std::move(rendezvous)) {
   }
 }
 
-UcxWorld::~UcxWorld() {
+UcxWorld::~UcxWorld() { release(); }
+
+void UcxWorld::release() {
   // Flush, so our last sends reach peers still reading them; a peer that is
   // gone makes the close fail, and we give up after a moment either way.
   std::vector<void*> closing;
@@ -118,8 +154,17 @@ UcxWorld::~UcxWorld() {
       ucp_worker_progress(worker_);
     ucp_request_free(request);
   }
-  if (worker_) ucp_worker_destroy(worker_);
+  const auto reap_deadline = Clock::now() + std::chrono::seconds(1);
+  while (!in_flight_.empty() && Clock::now() < reap_deadline) {
+    if (worker_) ucp_worker_progress(worker_);
+    reap_in_flight();
+  }
+  endpoints_.clear();
+  if (worker_) ucp_worker_destroy(worker_);  // cancels what is left; buffers are freed after it
+  in_flight_.clear();
+  worker_ = nullptr;
   if (context_) ucp_cleanup(context_);
+  context_ = nullptr;
 }
 
 bool UcxWorld::wait(const std::function<bool()>& done, Clock::time_point deadline) {
@@ -141,13 +186,16 @@ bool UcxWorld::wait(const std::function<bool()>& done, Clock::time_point deadlin
 
 std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& peers, std::uint64_t tag_base,
                                               std::string_view bytes) {
+  reap_in_flight();
   const auto deadline = Clock::now() + timeout();
   const std::uint64_t self_tag = tag_base | static_cast<std::uint64_t>(rank());
+  // Owned by every send request of this round, and by in_flight_ after it.
+  const auto payload = std::make_shared<std::string>(bytes);
   std::vector<std::pair<int, void*>> sends;
   for (int peer : peers) {
     ucp_request_param_t param{};
-    void* request = ucp_tag_send_nbx(endpoints_[static_cast<std::size_t>(peer)], bytes.data(),
-                                     bytes.size(), self_tag, &param);
+    void* request = ucp_tag_send_nbx(endpoints_[static_cast<std::size_t>(peer)], payload->data(),
+                                     payload->size(), self_tag, &param);
     if (UCS_PTR_IS_ERR(request))
       failed_.emplace(peer, ucs_status_string(UCS_PTR_STATUS(request)));
     else if (request)
@@ -157,10 +205,10 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& peers, std
   std::map<int, std::string> received;
   struct Receiving {
     int peer;
-    std::string buffer;
+    std::shared_ptr<std::string> buffer;
     void* request;
   };
-  std::vector<std::unique_ptr<Receiving>> receiving;
+  std::vector<Receiving> receiving;
   std::set<int> waiting(peers.begin(), peers.end());
   auto poll_messages = [&] {
     for (auto it = waiting.begin(); it != waiting.end();) {
@@ -171,33 +219,28 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& peers, std
         ++it;
         continue;
       }
-      auto r = std::make_unique<Receiving>(Receiving{*it, std::string(info.length, '\0'), nullptr});
+      auto buffer = std::make_shared<std::string>(info.length, '\0');
       ucp_request_param_t param{};
       void* request =
-          ucp_tag_msg_recv_nbx(worker_, r->buffer.data(), r->buffer.size(), message, &param);
-      if (UCS_PTR_IS_ERR(request)) {
+          ucp_tag_msg_recv_nbx(worker_, buffer->data(), buffer->size(), message, &param);
+      if (UCS_PTR_IS_ERR(request))
         failed_.emplace(*it, ucs_status_string(UCS_PTR_STATUS(request)));
-      } else if (!request) {
-        received.emplace(*it, std::move(r->buffer));
-      } else {
-        r->request = request;
-        receiving.push_back(std::move(r));
-      }
+      else if (!request)
+        received.emplace(*it, std::move(*buffer));
+      else
+        receiving.push_back({*it, std::move(buffer), request});
       it = waiting.erase(it);
     }
-    for (auto it = receiving.begin(); it != receiving.end();) {
-      const ucs_status_t status = ucp_request_check_status((*it)->request);
-      if (status == UCS_INPROGRESS) {
-        ++it;
-        continue;
-      }
-      ucp_request_free((*it)->request);
+    std::erase_if(receiving, [&](Receiving& r) {
+      const ucs_status_t status = ucp_request_check_status(r.request);
+      if (status == UCS_INPROGRESS) return false;
+      ucp_request_free(r.request);
       if (status == UCS_OK)
-        received.emplace((*it)->peer, std::move((*it)->buffer));
+        received.emplace(r.peer, std::move(*r.buffer));
       else
-        failed_.emplace((*it)->peer, ucs_status_string(status));
-      it = receiving.erase(it);
-    }
+        failed_.emplace(r.peer, ucs_status_string(status));
+      return true;
+    });
   };
   // A peer counts as lost only if its message for this round never came: a
   // rank that sent and then finished is not a failure.
@@ -211,21 +254,27 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& peers, std
         return received.size() == peers.size() || peer_failed();
       },
       deadline);
-  // Sends complete quickly on a live peer; never wait on them past the deadline.
+  // Our sends must reach live peers before this rank may move on or exit:
+  // wait for them up to the same deadline.
   wait(
       [&] {
-        return std::all_of(sends.begin(), sends.end(), [](const auto& s) {
-          return ucp_request_check_status(s.second) != UCS_INPROGRESS;
+        return std::all_of(sends.begin(), sends.end(), [&](const auto& send) {
+          return failed_.count(send.first) ||
+                 ucp_request_check_status(send.second) != UCS_INPROGRESS;
         });
       },
-      std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+      deadline);
   for (auto& [peer, request] : sends) {
-    if (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_request_cancel(worker_, request);
-    ucp_request_free(request);
+    if (ucp_request_check_status(request) == UCS_INPROGRESS) {
+      ucp_request_cancel(worker_, request);
+      in_flight_.push_back({request, payload});
+    } else {
+      ucp_request_free(request);
+    }
   }
-  for (auto& r : receiving) {
-    ucp_request_cancel(worker_, r->request);
-    ucp_request_free(r->request);
+  for (Receiving& r : receiving) {
+    ucp_request_cancel(worker_, r.request);
+    in_flight_.push_back({r.request, r.buffer});
   }
 
   if (received.size() < peers.size() && peer_failed()) {
@@ -240,8 +289,8 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& peers, std
     for (int p : peers)
       if (!received.count(p)) missing += (missing.empty() ? "" : ",") + std::to_string(p);
     throw Error(
-        "verify: timed out after " + std::to_string(timeout().count() / 1000) +
-        " s waiting for rank(s) " + missing +
+        "verify: timed out after " + std::to_string(timeout().count()) +
+        " ms waiting for rank(s) " + missing +
         " (TUNELOCK_VERIFY_TIMEOUT sets the limit; every rank must call verify at the same step)");
   }
   return received;
