@@ -126,6 +126,7 @@ VerifyResult Runtime::verify(Collective& group) {
     batches.push_back(decode_batch(gathered[r], origin));
     if (batches.back().rank != static_cast<int>(r))
       throw Error(origin + ": batch claims rank " + std::to_string(batches.back().rank));
+    batches.back().rank = group.world_rank(static_cast<int>(r));  // reports name real processes
   }
 
   VerifyResult result;

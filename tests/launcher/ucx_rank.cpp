@@ -82,9 +82,10 @@ int run(const std::string& scenario) {
     auto& ucx = dynamic_cast<launcher::UcxCollective&>(*world);
     launcher::UcxCollective group(ucx, members, me.rank % 2 ? "odd" : "even");
     log(runtime, "M=1", me.rank == 1 ? kB : kA);
-    const bool agreed = runtime.verify(group).agreed;
-    std::printf("rank %d: group %s of %d %s\n", me.rank, group.group_id().c_str(), group.size(),
-                agreed ? "agreed" : "DIFFER");
+    const VerifyResult result = runtime.verify(group);
+    std::printf("rank %d: group %s of %d %s%s\n", me.rank, group.group_id().c_str(), group.size(),
+                result.agreed ? "agreed" : "DIFFER",
+                result.conflicts.empty() ? "" : (" " + conflict_report(result.conflicts)).c_str());
     return 0;
   }
   std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());

@@ -31,6 +31,9 @@ for n in 2 4 8; do
 done
 run 4 subgroups
 [[ $(count "group even of 2 agreed") == 2 && $(count "group odd of 2 DIFFER") == 2 ]] || fail "subgroups: $out"
+# The odd group's report names world ranks 1 and 3, not group ranks 0 and 1.
+[[ $(count "M=1: 'BLOCK_M=128;warps=8;stages=3;pinned' on rank 3; 'BLOCK_M=64;warps=4;stages=3;pinned' on rank 1") -ge 2 ]] \
+  || fail "subgroup report should name world ranks: $out"
 
 # A rank that never comes: ranks 0 and 1 of 3 start, and a stranger sends
 # garbage to the rendezvous port meanwhile. Both ranks fail naming rank 2.

@@ -22,6 +22,10 @@ class Collective {
   // group (the data-parallel group and a pipeline group are different).
   virtual std::string group_id() const = 0;
 
+  // The process-wide rank of group member `group_rank`, so reports name
+  // processes a user can find (a subgroup's rank 0 is not world rank 0).
+  virtual int world_rank(int group_rank) const { return group_rank; }
+
   // Every rank's payload, indexed by rank. Blocks until all ranks of the
   // group called it. Throws Error on a timeout or a lost peer.
   virtual std::vector<std::string> all_gather(std::string_view payload) = 0;

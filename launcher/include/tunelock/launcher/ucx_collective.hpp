@@ -34,6 +34,9 @@ class UcxCollective final : public Collective {
   int rank() const override { return rank_in_group_; }
   int size() const override { return static_cast<int>(members_.size()); }
   std::string group_id() const override { return name_; }
+  int world_rank(int group_rank) const override {
+    return members_.at(static_cast<std::size_t>(group_rank));
+  }
   std::vector<std::string> all_gather(std::string_view payload) override;
 
  private:
