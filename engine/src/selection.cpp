@@ -44,6 +44,12 @@ std::optional<Choice> choose_from_table(const KernelId& kernel, const std::strin
   const std::array<std::string_view, 2> keys{key, kWildcardKey};
   const std::size_t key_count = key == kWildcardKey ? 1 : 2;
   for (std::size_t n = 0; n < name_count; ++n) {
+    if (!rules.table->has_kernel(names[n])) {
+      if (rules.explanation)
+        rules.explanation->push_back("table " + std::string(rules.table->arch()) + " " +
+                                     std::string(names[n]) + ": no entries for this name");
+      continue;
+    }
     for (std::size_t k = 0; k < key_count; ++k) {
       const EntryMatch found = rules.table->match(names[n], keys[k], candidates);
       if (rules.explanation) explain_table_step(rules, names[n], keys[k], found);

@@ -1,5 +1,9 @@
 #include "tunelock/table.hpp"
 
+// Inlined: kernel names and keys are short, a library call costs as much as the hash.
+#ifndef XXH_INLINE_ALL
+#define XXH_INLINE_ALL
+#endif
 #include <xxhash.h>
 
 #include <algorithm>

@@ -197,6 +197,8 @@ class BinaryTable final : public Table {
     return decode_config(*stored);
   }
 
+  bool has_kernel(std::string_view kernel) const override { return find_kernel(kernel) != nullptr; }
+
   EntryMatch match(std::string_view kernel, std::string_view key,
                    std::span<const Config> candidates) const override {
     const fb::TableConfig* stored = find(kernel, key);

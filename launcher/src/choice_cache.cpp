@@ -1,7 +1,9 @@
 #include "tunelock/launcher/choice_cache.hpp"
 
 // Inlined: hashing a short key is a few instructions, a library call is more.
+#ifndef XXH_INLINE_ALL
 #define XXH_INLINE_ALL
+#endif
 #include <xxhash.h>
 
 namespace tunelock::launcher {

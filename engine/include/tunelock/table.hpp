@@ -71,6 +71,10 @@ class Table {
   // The entry stored under exactly this kernel name and key (no fallback).
   virtual std::optional<TableEntry> entry(std::string_view kernel, std::string_view key) const = 0;
 
+  // True when the table has any entry for `kernel`: lets a lookup skip a
+  // name's keys at once (Megatron's tables hold bare names only).
+  virtual bool has_kernel(std::string_view kernel) const = 0;
+
   // The first candidate the exact entry matches. This is the hot path of a
   // pinned choice: implementations compare in place, without copying configs.
   virtual EntryMatch match(std::string_view kernel, std::string_view key,
@@ -94,6 +98,9 @@ class InMemoryTable final : public Table {
   std::string_view arch() const override { return arch_; }
   const Provenance& provenance() const override { return provenance_; }
   std::optional<TableEntry> entry(std::string_view kernel, std::string_view key) const override;
+  bool has_kernel(std::string_view kernel) const override {
+    return kernels_.find(kernel) != kernels_.end();
+  }
   EntryMatch match(std::string_view kernel, std::string_view key,
                    std::span<const Config> candidates) const override;
   std::vector<std::string> kernels() const override;
