@@ -88,6 +88,6 @@ int main(int argc, char** argv) {
   }
   std::ofstream(argv[1]) << cases.dump();
   std::printf("native: %zu cases written, %.3g decisions/s\n", cases.size(),
-              preview::decisions_per_second(cases, 20));
+              preview::decisions_per_second(cases, 200));
   return 0;
 }

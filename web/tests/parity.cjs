@@ -21,7 +21,7 @@ createTunelock({ printErr: () => {} }).then((tunelock) => {
     }
   }
   console.log(`parity: ${cases.length - mismatches}/${cases.length} cases identical; outcomes ${JSON.stringify(reasons)}`);
-  const rate = tunelock.decisionsPerSecond(JSON.stringify(cases), 20);
+  const rate = tunelock.decisionsPerSecond(JSON.stringify(cases), 200);
   console.log(`wasm: ${rate.toPrecision(3)} decisions/s`);
   if (cases.length < 1000) {
     console.log('FAIL: fewer than 1000 cases');
