@@ -81,24 +81,10 @@ int validate(const Paths& paths, Streams& streams) {
   return stale ? kExitDifferent : kExitOk;
 }
 
-nlohmann::json diff_json(const TableDiff& diff) {
-  nlohmann::json out = {{"added", nlohmann::json::array()},
-                        {"removed", nlohmann::json::array()},
-                        {"changed", nlohmann::json::array()}};
-  if (diff.arch) out["arch"] = {diff.arch->first, diff.arch->second};
-  for (const EntryChange& c : diff.changes) {
-    nlohmann::json row = {{"kernel", c.kernel}, {"key", c.key}};
-    if (c.before) row["before"] = signature(c.before->config);
-    if (c.after) row["after"] = signature(c.after->config);
-    out[!c.before ? "added" : !c.after ? "removed" : "changed"].push_back(row);
-  }
-  return out;
-}
-
 int diff(const Paths& paths, Streams& streams) {
   const TableDiff diff = diff_tables(*load_table_file(paths.first), *load_table_file(paths.second));
   if (paths.json) {
-    streams.out << diff_json(diff).dump(1) << "\n";
+    streams.out << table_diff_to_json(diff).dump(1) << "\n";
     return diff.empty() ? kExitOk : kExitDifferent;
   }
   if (diff.arch) streams.out << "arch: " << diff.arch->first << " -> " << diff.arch->second << "\n";

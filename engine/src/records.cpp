@@ -4,6 +4,7 @@
 
 #include "tunelock/files.hpp"
 #include "tunelock/json_config.hpp"
+#include "tunelock/merge.hpp"
 #include "tunelock/version.hpp"
 
 namespace tunelock {
@@ -41,8 +42,7 @@ fs::path RecordStore::timings_file(const fs::path& prefix, int rank) {
 
 void RecordStore::write(const fs::path& prefix, int rank) const {
   nlohmann::json winners = nlohmann::json::object();
-  nlohmann::json timings = nlohmann::json::object();
-  nlohmann::json device;
+  RecordFile sidecar;  // the timing sidecar has one writer: timings_to_json
   {
     std::lock_guard lock(mutex_);
     if (records_.empty()) return;
@@ -50,25 +50,18 @@ void RecordStore::write(const fs::path& prefix, int rank) const {
       for (const auto& [qualified, keys] : kernels) {
         for (const auto& [key, recorded] : keys) {
           winners[arch][qualified][key] = config_to_json(recorded.winner);
-          nlohmann::json candidates = nlohmann::json::array();
-          for (const CandidateTiming& t : recorded.timings) {
-            candidates.push_back({{"signature", signature(t.config)},
-                                  {"median_ms", t.median_ms ? nlohmann::json(*t.median_ms)
-                                                            : nlohmann::json(nullptr)}});
-          }
-          timings[arch][qualified][key] = std::move(candidates);
+          std::vector<TimedCandidate>& candidates = sidecar.timings[{arch, qualified, key}];
+          for (const CandidateTiming& t : recorded.timings)
+            candidates.push_back({signature(t.config), t.median_ms});
         }
       }
     }
-    device = {
-        {"device_name", device_.device_name},       {"sm_count", device_.sm_count},
-        {"driver_version", device_.driver_version}, {"cuda_version", device_.cuda_version},
-        {"recorded_at", device_.recorded_at},       {"tool_version", std::string(tool_version())}};
+    sidecar.device = device_;
   }
-  const nlohmann::json sidecar = {
-      {"format_version", 1}, {"rank", rank}, {"device", device}, {"timings", timings}};
+  sidecar.rank = rank;
+  sidecar.device.tool_version = std::string(tool_version());
   // The timings first: a record file is only ever beside its sidecar.
-  write_file_atomically(timings_file(prefix, rank), sidecar.dump(1) + "\n");
+  write_file_atomically(timings_file(prefix, rank), timings_to_json(sidecar));
   write_file_atomically(record_file(prefix, rank), winners.dump(1) + "\n");
 }
 

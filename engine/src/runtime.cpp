@@ -178,15 +178,19 @@ namespace {
 // At exit nothing may throw: report and move on, so one bad path does not
 // hide the other file.
 void flush_at_exit() {
-  const char* choice_log = std::getenv("TUNELOCK_CHOICE_LOG");
   try {
-    process_runtime().flush(choice_log ? choice_log : "");
+    process_runtime().flush(choice_log_prefix_from_environment());
   } catch (const std::exception& e) {
     logger().error("writing records or the choice log at exit failed: {}", e.what());
   }
 }
 
 }  // namespace
+
+std::filesystem::path choice_log_prefix_from_environment() {
+  const char* prefix = std::getenv("TUNELOCK_CHOICE_LOG");
+  return prefix ? prefix : "";
+}
 
 Runtime& process_runtime() {
   static Runtime* runtime = [] {

@@ -20,4 +20,18 @@ TableDiff diff_tables(const Table& a, const Table& b) {
   return out;
 }
 
+nlohmann::json table_diff_to_json(const TableDiff& diff) {
+  nlohmann::json out = {{"added", nlohmann::json::array()},
+                        {"removed", nlohmann::json::array()},
+                        {"changed", nlohmann::json::array()}};
+  if (diff.arch) out["arch"] = {diff.arch->first, diff.arch->second};
+  for (const EntryChange& c : diff.changes) {
+    nlohmann::json row = {{"kernel", c.kernel}, {"key", c.key}};
+    if (c.before) row["before"] = signature(c.before->config);
+    if (c.after) row["after"] = signature(c.after->config);
+    out[!c.before ? "added" : !c.after ? "removed" : "changed"].push_back(row);
+  }
+  return out;
+}
+
 }  // namespace tunelock

@@ -48,9 +48,6 @@ void Launcher::write_manifest(const std::filesystem::path& path) const {
   write_file_atomically(path, manifest().dump(1) + "\n");
 }
 
-void Launcher::flush() const {
-  const char* choice_log = std::getenv("TUNELOCK_CHOICE_LOG");
-  runtime_.flush(choice_log ? choice_log : "");
-}
+void Launcher::flush() const { runtime_.flush(choice_log_prefix_from_environment()); }
 
 }  // namespace tunelock::launcher

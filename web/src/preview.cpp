@@ -104,18 +104,7 @@ json decide(const Table* table, const std::vector<Config>& candidates,
   }
 }
 
-json diff(const Table& a, const Table& b) {
-  const TableDiff diff = diff_tables(a, b);
-  json out = {{"added", json::array()}, {"removed", json::array()}, {"changed", json::array()}};
-  if (diff.arch) out["arch"] = {diff.arch->first, diff.arch->second};
-  for (const EntryChange& c : diff.changes) {
-    json row = {{"kernel", c.kernel}, {"key", c.key}};
-    if (c.before) row["before"] = signature(c.before->config);
-    if (c.after) row["after"] = signature(c.after->config);
-    out[!c.before ? "added" : !c.after ? "removed" : "changed"].push_back(row);
-  }
-  return out;
-}
+json diff(const Table& a, const Table& b) { return table_diff_to_json(diff_tables(a, b)); }
 
 json report(const json& files) {
   try {

@@ -132,6 +132,9 @@ class Runtime {
   bool conflict_reported_ = false;
 };
 
+// TUNELOCK_CHOICE_LOG, the prefix choice logs are dumped to; empty when unset.
+std::filesystem::path choice_log_prefix_from_environment();
+
 // This process's runtime: rank from the launcher's variables, the process
 // notices, and at exit it writes pending records and, when
 // TUNELOCK_CHOICE_LOG is set, the choice log.

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tunelock/table.hpp"
 
 namespace tunelock {
@@ -27,5 +29,9 @@ struct TableDiff {
 };
 
 TableDiff diff_tables(const Table& a, const Table& b);
+
+// {"added"|"removed"|"changed": [{"kernel", "key", "before", "after"}], "arch": [a, b] when they
+// differ}
+nlohmann::json table_diff_to_json(const TableDiff& diff);
 
 }  // namespace tunelock
