@@ -49,14 +49,16 @@ nlohmann::json verdict_json(const KeyVerdict& verdict) {
           {"kernel", kernel},
           {"key", key},
           {"winners", votes},
-          {"kept", verdict.votes[0].signature},
+          {"nondeterministic", verdict.nondeterministic},
+          {"kept", verdict.votes.empty() ? nlohmann::json() : nlohmann::json(verdict.votes[0].signature)},
           {"decided_by", verdict.decided_by}};
 }
 
 int report(const RecordOptions& options, Streams& streams) {
   std::vector<KeyVerdict> disagreements;
   for (KeyVerdict& verdict : tally(load_all(options.records)))
-    if (verdict.votes.size() > 1) disagreements.push_back(std::move(verdict));
+    if (verdict.votes.size() > 1 || !verdict.nondeterministic.empty())
+      disagreements.push_back(std::move(verdict));
   if (options.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const KeyVerdict& v : disagreements) out.push_back(verdict_json(v));

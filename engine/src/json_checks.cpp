@@ -35,6 +35,11 @@ std::string require_string(const nlohmann::json& value, const std::string& where
   return value.get<std::string>();
 }
 
+bool require_bool(const nlohmann::json& value, const std::string& where) {
+  if (!value.is_boolean()) throw Error(where + ": expected true or false, got " + describe(value));
+  return value.get<bool>();
+}
+
 std::int64_t require_int(const nlohmann::json& value, const std::string& where, std::int64_t min,
                          std::int64_t max) {
   if (!value.is_number_integer())

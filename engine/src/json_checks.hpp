@@ -21,6 +21,7 @@ std::string describe(const nlohmann::json& value);
 const nlohmann::json& require_object(const nlohmann::json& value, const std::string& where);
 const nlohmann::json& require_array(const nlohmann::json& value, const std::string& where);
 std::string require_string(const nlohmann::json& value, const std::string& where);
+bool require_bool(const nlohmann::json& value, const std::string& where);
 std::int64_t require_int(const nlohmann::json& value, const std::string& where,
                          std::int64_t min = std::numeric_limits<std::int64_t>::min(),
                          std::int64_t max = std::numeric_limits<std::int64_t>::max());

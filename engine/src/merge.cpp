@@ -104,6 +104,8 @@ void add_timings_from_json(RecordFile& record, std::string_view text, const std:
           const json* sig = find_member(value[i], "signature");
           if (!sig) throw Error(member_path(item, "signature") + ": missing");
           TimedCandidate candidate{require_string(*sig, member_path(item, "signature")), {}};
+          if (const json* flag = find_member(value[i], "nondeterministic"))
+            candidate.nondeterministic = require_bool(*flag, member_path(item, "nondeterministic"));
           const json* ms = find_member(value[i], "median_ms");
           if (ms && !ms->is_null()) {
             if (!ms->is_number() || !(ms->get<double>() >= 0) || !std::isfinite(ms->get<double>()))
@@ -159,7 +161,7 @@ void add_timings(RecordFile& record, std::string_view bytes, const std::string& 
   for (const fb::TimedKey* key : *timings->keys()) {
     std::vector<TimedCandidate> candidates;
     for (const fb::CandidateTiming* c : *key->candidates()) {
-      TimedCandidate candidate{c->signature()->str(), {}};
+      TimedCandidate candidate{c->signature()->str(), {}, c->nondeterministic()};
       if (c->median_ms()) {
         if (!(*c->median_ms() >= 0) || !std::isfinite(*c->median_ms()))
           throw Error(origin + ": " + key->kernel()->str() + " [" + key->key()->str() +
@@ -179,8 +181,10 @@ std::string timings_to_json(const RecordFile& record) {
   for (const auto& [key, candidates] : record.timings) {
     json list = json::array();
     for (const TimedCandidate& c : candidates) {
-      list.push_back({{"signature", c.signature},
-                      {"median_ms", c.median_ms ? json(*c.median_ms) : json(nullptr)}});
+      json item = {{"signature", c.signature},
+                   {"median_ms", c.median_ms ? json(*c.median_ms) : json(nullptr)}};
+      if (c.nondeterministic) item["nondeterministic"] = true;  // absent: as before the audit
+      list.push_back(std::move(item));
     }
     timings[std::get<0>(key)][std::get<1>(key)][std::get<2>(key)] = std::move(list);
   }
@@ -208,6 +212,7 @@ std::string timings_to_binary(const RecordFile& record) {
       fb::CandidateTimingBuilder timing(b);
       timing.add_signature(signature_offset);
       if (c.median_ms) timing.add_median_ms(*c.median_ms);
+      if (c.nondeterministic) timing.add_nondeterministic(true);
       list.push_back(timing.Finish());
     }
     const auto arch = b.CreateString(std::get<0>(key));
@@ -226,7 +231,18 @@ std::string timings_to_binary(const RecordFile& record) {
   return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
 }
 
+// Per key, every config some rank's audit flagged as nondeterministic.
+std::map<RecordKey, std::set<std::string>> flagged_configs(const std::vector<RecordFile>& records) {
+  std::map<RecordKey, std::set<std::string>> out;
+  for (const RecordFile& record : records)
+    for (const auto& [key, candidates] : record.timings)
+      for (const TimedCandidate& c : candidates)
+        if (c.nondeterministic) out[key].insert(c.signature);
+  return out;
+}
+
 std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
+  const auto flagged = flagged_configs(records);
   std::map<RecordKey, std::map<std::string, Vote>> votes;
   for (const RecordFile& record : records) {
     for (const auto& [key, config] : record.winners) {
@@ -249,8 +265,12 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
   }
   std::vector<KeyVerdict> out;
   for (auto& [key, by_signature] : votes) {
-    KeyVerdict verdict{key, {}, "unanimous"};
+    KeyVerdict verdict{key, {}, {}, "unanimous"};
+    const auto flags = flagged.find(key);
+    if (flags != flagged.end())
+      verdict.nondeterministic.assign(flags->second.begin(), flags->second.end());
     for (auto& [sig, vote] : by_signature) {
+      if (flags != flagged.end() && flags->second.count(sig)) continue;  // never pinned
       std::sort(vote.timings_ms.begin(), vote.timings_ms.end());
       verdict.votes.push_back(std::move(vote));
     }
@@ -323,35 +343,68 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
   MergeResult result{std::make_unique<InMemoryTable>(chosen, provenance), {}};
   for (KeyVerdict& verdict : tally(records)) {
     const auto& [key_arch, qualified, key] = verdict.key;
-    if (key_arch != chosen) continue;
+    if (key_arch != chosen || verdict.votes.empty()) continue;
     const Config& winner = verdict.votes[0].config;
     result.table->set(qualified, key, TableEntry{winner, winner.num_ctas != 1});
-    if (verdict.votes.size() > 1) result.disagreements.push_back(std::move(verdict));
+    if (verdict.votes.size() > 1 || !verdict.nondeterministic.empty())
+      result.disagreements.push_back(std::move(verdict));
   }
   return result;
 }
 
-std::string disagreement_report(const std::vector<KeyVerdict>& disagreements) {
-  if (disagreements.empty()) return {};
-  std::string out = fmt::format("{} key(s) where ranks chose differently:\n", disagreements.size());
-  for (const KeyVerdict& v : disagreements) {
-    out += key_text(v.key) + "\n";
-    for (const Vote& vote : v.votes) {
-      out += fmt::format("  {} vote(s): {}", vote.count, vote.signature);
-      if (!vote.timings_ms.empty()) {
-        out += fmt::format("  timed {:.4g}..{:.4g} ms, median {:.4g} ms over {} rank(s)",
-                           vote.timings_ms.front(), vote.timings_ms.back(), aggregated(vote),
-                           vote.timings_ms.size());
-      }
-      out += "\n";
+namespace {
+
+void append_votes(std::string& out, const KeyVerdict& v) {
+  for (const Vote& vote : v.votes) {
+    out += fmt::format("  {} vote(s): {}", vote.count, vote.signature);
+    if (!vote.timings_ms.empty()) {
+      out += fmt::format("  timed {:.4g}..{:.4g} ms, median {:.4g} ms over {} rank(s)",
+                         vote.timings_ms.front(), vote.timings_ms.back(), aggregated(vote),
+                         vote.timings_ms.size());
     }
-    out += fmt::format("  -> kept {} ({})", v.votes[0].signature, v.decided_by);
+    out += "\n";
+  }
+  for (const std::string& sig : v.nondeterministic)
+    out += "  nondeterministic (bits changed between two runs of itself), never pinned: " + sig +
+           "\n";
+}
+
+void append_decision(std::string& out, const KeyVerdict& v) {
+  if (v.votes.empty()) {
+    out += "  -> every winner was nondeterministic: left out of the table\n";
+    return;
+  }
+  out += fmt::format("  -> kept {} ({})", v.votes[0].signature, v.decided_by);
+  if (v.votes.size() > 1) {
     const double best = aggregated(v.votes[0]), runner = aggregated(v.votes[1]);
     if (best != kNoTiming && runner != kNoTiming && std::min(best, runner) > 0) {
       out += fmt::format("; the two best medians differ by {:.1f}%",
                          100.0 * std::abs(runner - best) / std::min(best, runner));
     }
-    out += "\n";
+  }
+  out += "\n";
+}
+
+}  // namespace
+
+std::string disagreement_report(const std::vector<KeyVerdict>& disagreements) {
+  std::vector<const KeyVerdict*> differing, flagged_only;
+  for (const KeyVerdict& v : disagreements)
+    (v.votes.size() > 1 ? differing : flagged_only).push_back(&v);
+  std::string out;
+  if (!differing.empty())
+    out += fmt::format("{} key(s) where ranks chose differently:\n", differing.size());
+  for (const KeyVerdict* v : differing) {
+    out += key_text(v->key) + "\n";
+    append_votes(out, *v);
+    append_decision(out, *v);
+  }
+  if (!flagged_only.empty())
+    out += fmt::format("{} key(s) with nondeterministic candidates:\n", flagged_only.size());
+  for (const KeyVerdict* v : flagged_only) {
+    out += key_text(v->key) + "\n";
+    append_votes(out, *v);
+    append_decision(out, *v);
   }
   return out;
 }

@@ -52,7 +52,7 @@ void RecordStore::write(const fs::path& prefix, int rank) const {
           winners[arch][qualified][key] = config_to_json(recorded.winner);
           std::vector<TimedCandidate>& candidates = sidecar.timings[{arch, qualified, key}];
           for (const CandidateTiming& t : recorded.timings)
-            candidates.push_back({signature(t.config), t.median_ms});
+            candidates.push_back({signature(t.config), t.median_ms, t.nondeterministic});
         }
       }
     }

@@ -27,14 +27,20 @@ FamilyCore::FamilyCore(Launcher& launcher, KernelId id, std::vector<std::string>
 
 FamilyCore::~FamilyCore() { launcher_.remove(this); }
 
+Backend& FamilyCore::backend() const { return launcher_.backend(); }
+
 std::optional<std::size_t> FamilyCore::cached(std::span<const KeyValue> values,
                                               std::span<const std::string_view> dtypes) const {
   if (generation_.load(std::memory_order_acquire) != launcher_.runtime().generation())
     return std::nullopt;  // a new policy: decide again
-  return cache_.find(RawKey(values, dtypes).bytes());
+  return caches_[launcher_.backend().arch_slot()].find(RawKey(values, dtypes).bytes());
 }
 
-std::size_t FamilyCore::cached_keys() const { return cache_.size(); }
+std::size_t FamilyCore::cached_keys() const {
+  std::size_t count = 0;
+  for (const ChoiceCache& cache : caches_) count += cache.size();
+  return count;
+}
 
 std::string FamilyCore::tuning_key_text(std::span<const KeyValue> values,
                                         std::span<const std::string_view> dtypes) const {
@@ -57,20 +63,24 @@ std::size_t FamilyCore::decide(std::span<const KeyValue> values,
     // Choices belong to the policy they were made under. A launch racing
     // with a policy change may still use the old choice once; install a
     // policy at start-up, before kernels run.
-    cache_.clear();
+    for (ChoiceCache& cache : caches_) cache.clear();
     generation_.store(generation, std::memory_order_release);
   }
-  if (auto hit = cache_.find(raw.bytes())) return *hit;
-  const std::size_t index = choose(tuning_key_text(values, dtypes), site);
-  cache_.insert(raw.bytes(), index);
+  const std::size_t slot = launcher_.backend().arch_slot();
+  ChoiceCache& cache = caches_[slot];
+  if (auto hit = cache.find(raw.bytes())) return *hit;
+  const std::size_t index =
+      choose(launcher_.backend().arch(slot), tuning_key_text(values, dtypes), site);
+  cache.insert(raw.bytes(), index);
   return index;
 }
 
 // The story of one new key, as Megatron's interception tells it:
 // single variant -> nothing to choose; in scope and pinned -> the rules,
-// never timed; otherwise -> timed, logged when observed, recorded in record
-// mode.
-std::size_t FamilyCore::choose(const std::string& key, const CallSite& site) {
+// never timed; otherwise -> timed (never inside a graph capture), logged
+// when observed, recorded and audited in record mode.
+std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
+                               const CallSite& site) {
   Runtime& runtime = launcher_.runtime();
   const auto policy = runtime.policy();
   const Mode mode = policy->effective_mode();
@@ -79,26 +89,37 @@ std::size_t FamilyCore::choose(const std::string& key, const CallSite& site) {
 
   if (configs_.size() == 1) {
     if (observed && policy->intercepts())
-      runtime.log_choice(launcher_.arch(), id_, kWildcardKey, configs_[0], origin);
+      runtime.log_choice(arch, id_, kWildcardKey, configs_[0], origin);
     return 0;
   }
   if (policy->enumerate)
     enumerate_once(!observed ? "UNPINNED" : mode == Mode::pinned ? "PINNED" : "TIMED");
 
-  if (observed && mode == Mode::pinned)
-    return runtime.pinned_choice(launcher_.arch(), id_, key, configs_).index;
+  if (observed && mode == Mode::pinned) return runtime.pinned_choice(arch, id_, key, configs_).index;
 
+  if (site.capturing) {
+    throw Error("kernel family '" + qualified_ + "' [" + key + "] on " + arch +
+                ": its first call for this key is inside a CUDA graph capture, and the " +
+                std::string(to_string(mode)) +
+                " policy would time its candidates, which cannot run during a capture; warm up "
+                "(call it once for this key) before capturing, or capture under pinned");
+  }
+  return choose_timed(arch, key, site, observed && policy->intercepts(),
+                      observed && mode == Mode::record);
+}
+
+std::size_t FamilyCore::choose_timed(const std::string& arch, const std::string& key,
+                                     const CallSite& site, bool logged, bool recorded) {
+  Runtime& runtime = launcher_.runtime();
   const std::string what = qualified_ + " [" + key + "]";
   const TuningResult tuned = tune(launcher_.backend(), site, configs_, launcher_.tuning(),
-                                  qualified_, what, runtime.notices());
-  if (observed && policy->intercepts())
-    runtime.log_choice(launcher_.arch(), id_, key, configs_[tuned.best], ChoiceOrigin::timed);
-  if (observed && mode == Mode::record) {
+                                  qualified_, what, runtime.notices(), /*audit=*/recorded);
+  if (logged) runtime.log_choice(arch, id_, key, configs_[tuned.best], ChoiceOrigin::timed);
+  if (recorded) {
     std::vector<CandidateTiming> timings;
     for (std::size_t i = 0; i < configs_.size(); ++i)
-      timings.push_back({configs_[i], tuned.median_ms[i]});
-    runtime.records().add(launcher_.arch(), qualified_, key, configs_[tuned.best],
-                          std::move(timings));
+      timings.push_back({configs_[i], tuned.median_ms[i], tuned.nondeterministic[i]});
+    runtime.records().add(arch, qualified_, key, configs_[tuned.best], std::move(timings));
   }
   return tuned.best;
 }

@@ -10,7 +10,7 @@
 namespace tunelock::launcher {
 
 Launcher::Launcher(Backend& backend, Runtime& runtime, TuningOptions options)
-    : backend_(backend), runtime_(runtime), options_(options), arch_(backend.arch()) {
+    : backend_(backend), runtime_(runtime), options_(options), arch_(backend.current_arch()) {
   Provenance device = backend_.device();
   // When a record run happened: merged tables take their recording time
   // from these files, never from the clock of the tool that merges.

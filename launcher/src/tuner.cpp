@@ -28,20 +28,63 @@ struct Snapshot {
   }
 };
 
+// The buffers a candidate writes, as far as the call declared them.
+std::vector<BufferRef> audited_buffers(const CallSite& site) {
+  std::vector<BufferRef> out;
+  for (const auto* list : {&site.reset_to_zero, &site.restore, &site.outputs})
+    for (const NamedBuffer& b : *list) out.push_back(b.buffer);
+  return out;
+}
+
+// Two runs of candidate `i` from identical inputs (`before` puts them
+// back): true when any output bit differs between them.
+bool differs_from_itself(Backend& backend, const CallSite& site, std::size_t i,
+                         const std::function<void()>& before) {
+  const std::vector<BufferRef> buffers = audited_buffers(site);
+  auto run_and_save = [&] {
+    before();
+    site.run(i);
+    std::vector<std::vector<std::byte>> bits;
+    for (const BufferRef& b : buffers) bits.push_back(backend.save(b));
+    return bits;
+  };
+  const auto first = run_and_save();
+  return run_and_save() != first;
+}
+
+// The fastest candidate that ran; with an audit, the fastest that also
+// repeated its bits, when one did.
+std::optional<std::size_t> fastest(const TuningResult& result, bool audit) {
+  std::optional<std::size_t> best;
+  for (int pass = audit ? 0 : 1; pass < 2 && !best; ++pass) {
+    for (std::size_t i = 0; i < result.median_ms.size(); ++i) {
+      if (!result.median_ms[i] || (pass == 0 && result.nondeterministic[i])) continue;
+      if (!best || *result.median_ms[i] < *result.median_ms[*best]) best = i;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config> configs,
                   const TuningOptions& options, const std::string& kernel, const std::string& what,
-                  Notices& notices) {
+                  Notices& notices, bool audit) {
   using Clock = std::chrono::steady_clock;
   const Snapshot snapshot(backend, site);
-  const auto before = [&] {
+  const std::function<void()> before = [&] {
     snapshot.put_back(backend);
     for (const NamedBuffer& b : site.reset_to_zero) backend.zero(b.buffer);
   };
   const auto nothing = [] {};
+  if (audit && audited_buffers(site).empty() && notices.first("unaudited|" + kernel)) {
+    logger().warn("{} declares no output buffers (reset_to_zero, restore or outputs hooks): the "
+                  "record-mode audit cannot compare its candidates' bits",
+                  kernel);
+  }
 
   TuningResult result;
+  result.nondeterministic.assign(configs.size(), false);
   std::string last_error;
   const auto start = Clock::now();
   auto last_progress = start;
@@ -50,8 +93,17 @@ TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config
       const auto samples = backend.time(
           before, [&] { site.run(i); }, nothing, options.warmup, std::max(options.repeats, 1));
       result.median_ms.push_back(median(samples));
+      if (audit && differs_from_itself(backend, site, i, before)) {
+        result.nondeterministic[i] = true;
+        if (notices.first("nondeterministic|" + kernel + "|" + signature(configs[i]))) {
+          logger().warn("candidate {} ({}) of {} gave different bits in two runs on identical "
+                        "inputs: flagged as nondeterministic, never pinned",
+                        i, signature(configs[i]), what);
+        }
+      }
     } catch (const std::exception& e) {
-      result.median_ms.push_back(std::nullopt);
+      if (result.median_ms.size() == i) result.median_ms.push_back(std::nullopt);
+      result.median_ms[i] = std::nullopt;
       last_error = e.what();
       if (notices.first("failed|" + kernel + "|" + signature(configs[i]))) {
         logger().warn("candidate {} ({}) of {} failed: {}; timed as infinite", i,
@@ -67,10 +119,7 @@ TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config
   }
   snapshot.put_back(backend);  // as before tuning: the real launch follows
 
-  std::optional<std::size_t> best;
-  for (std::size_t i = 0; i < configs.size(); ++i) {
-    if (result.median_ms[i] && (!best || *result.median_ms[i] < *result.median_ms[*best])) best = i;
-  }
+  const std::optional<std::size_t> best = fastest(result, audit);
   if (!best) {
     throw Error("every candidate of " + what + " failed to run (" + std::to_string(configs.size()) +
                 " tried); last error: " + last_error);

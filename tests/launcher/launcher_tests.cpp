@@ -13,6 +13,7 @@
 #include "tunelock/files.hpp"
 #include "tunelock/launcher/host_backend.hpp"
 #include "tunelock/launcher/kernel_family.hpp"
+#include "tunelock/merge.hpp"
 
 using namespace tunelock;
 using namespace tunelock::launcher;
@@ -22,9 +23,14 @@ using tunelock::testing::TempDir;
 namespace {
 
 // The host backend, counting how often it was asked to time something.
+// It can also pretend to be a GPU backend: two arch slots, a timing stream
+// and a graph capture under way.
 class CountingBackend final : public Backend {
  public:
-  std::string arch() const override { return host.arch(); }
+  std::size_t arch_slot() const override { return slot; }
+  std::string arch(std::size_t s) const override { return s == 0 ? host.arch(s) : "sm90"; }
+  void* timing_stream() override { return private_stream; }
+  bool capturing(void* stream) const override { return stream == captured_stream; }
   Provenance device() const override { return host.device(); }
   std::vector<double> time(const std::function<void()>& before, const std::function<void()>& launch,
                            const std::function<void()>& after, int warmup, int repeats) override {
@@ -37,6 +43,9 @@ class CountingBackend final : public Backend {
 
   std::atomic<int> timings{0};
   HostBackend host;
+  std::size_t slot = 0;
+  void* private_stream = nullptr;
+  void* captured_stream = nullptr;
 };
 
 using AddFamily = KernelFamily<int*>;
@@ -383,6 +392,167 @@ BOOST_AUTO_TEST_CASE(registered_families_write_a_candidate_manifest_tools_read) 
   BOOST_TEST(
       manifest["kernels"]["t.ops.add"]["configs"][1] ==
       nlohmann::json::parse(R"({"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2})"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(gpu_shaped_calls)
+
+// Streams are opaque to the launcher: fake ones are enough to prove which
+// stream each run got.
+CUstream_st* fake_stream(std::uintptr_t n) { return reinterpret_cast<CUstream_st*>(n); }
+
+using StreamFamily = KernelFamily<CUstream_st*, std::vector<CUstream_st*>*>;
+
+std::vector<StreamFamily::Variant> stream_recorders() {
+  auto variant = [](int delay_ms) {
+    return [delay_ms](CUstream_st* stream, std::vector<CUstream_st*>* seen) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      seen->push_back(stream);
+    };
+  };
+  return {{make_config({{"BLOCK", 16}}, 4, 2), variant(2)},
+          {make_config({{"BLOCK", 64}}, 4, 2), variant(0)}};
+}
+
+BOOST_AUTO_TEST_CASE(timing_runs_use_the_backends_stream_and_the_real_call_the_callers) {
+  Setup s(with_mode(Mode::automatic));
+  s.backend.private_stream = fake_stream(0x100);
+  StreamFamily family(s.launcher, {"t.gpu", "streams"}, {"N"}, stream_recorders());
+  std::vector<CUstream_st*> seen;
+  family({std::int64_t{1}}, {"f32"}, fake_stream(0x200), &seen);
+  BOOST_TEST_REQUIRE(seen.size() == 2u * (1 + 3) + 1);  // 2 configs x (warm-up + repeats), then the call
+  for (std::size_t i = 0; i + 1 < seen.size(); ++i) BOOST_TEST(seen[i] == fake_stream(0x100));
+  BOOST_TEST(seen.back() == fake_stream(0x200));
+}
+
+BOOST_AUTO_TEST_CASE(a_first_call_inside_a_capture_is_an_error_unless_pinned) {
+  for (Mode mode : {Mode::automatic, Mode::record}) {
+    TempDir dir;
+    Setup s(with_mode(mode));
+    if (mode == Mode::record) {
+      Policy p = with_mode(mode);
+      p.record_path = (dir.path() / "rec").string();
+      s.runtime.install(p);
+    }
+    s.backend.captured_stream = fake_stream(0x300);
+    StreamFamily family(s.launcher, {"t.gpu", "captured"}, {"N"}, stream_recorders());
+    std::vector<CUstream_st*> seen;
+    std::string message;
+    try {
+      family({std::int64_t{7}}, {"f32"}, fake_stream(0x300), &seen);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    BOOST_TEST_INFO("mode " << to_string(mode) << ": " << message);
+    BOOST_TEST(message.find("kernel family 't.gpu.captured' [N=7|f32] on host") != std::string::npos);
+    BOOST_TEST(message.find("warm up (call it once for this key) before capturing") !=
+               std::string::npos);
+    BOOST_TEST(seen.empty());
+    BOOST_TEST(s.backend.timings == 0);
+    // Warmed up outside the capture, the same key is a cached launch inside it.
+    family({std::int64_t{7}}, {"f32"}, fake_stream(0x400), &seen);
+    seen.clear();
+    family({std::int64_t{7}}, {"f32"}, fake_stream(0x300), &seen);
+    BOOST_TEST(seen == std::vector<CUstream_st*>{fake_stream(0x300)});
+  }
+  Setup pinned(with_mode(Mode::pinned));
+  pinned.backend.captured_stream = fake_stream(0x300);
+  StreamFamily family(pinned.launcher, {"t.gpu", "captured"}, {"N"}, stream_recorders());
+  std::vector<CUstream_st*> seen;
+  family({std::int64_t{7}}, {"f32"}, fake_stream(0x300), &seen);
+  BOOST_TEST(seen == std::vector<CUstream_st*>{fake_stream(0x300)});
+  BOOST_TEST(pinned.backend.timings == 0);
+}
+
+BOOST_AUTO_TEST_CASE(each_arch_slot_keeps_its_own_choices_and_log_entries) {
+  Setup s(with_mode(Mode::pinned));
+  AddFamily add(s.launcher, {"t.ops", "add"}, {"N"}, adders());
+  int out = 0;
+  add({std::int64_t{1}}, {"i32"}, &out);
+  s.backend.slot = 1;
+  add({std::int64_t{1}}, {"i32"}, &out);
+  add({std::int64_t{1}}, {"i32"}, &out);
+  BOOST_TEST(add.core().cached_keys() == 2u);
+  const auto log = s.runtime.choice_log().snapshot();
+  BOOST_TEST(log.count("host|t.ops.add|N=1|i32") == 1u);
+  BOOST_TEST(log.count("sm90|t.ops.add|N=1|i32") == 1u);
+  BOOST_TEST(out == 3);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(determinism_audit)
+
+using TotalFamily = KernelFamily<const std::vector<float>*, float*>;
+
+// Two ways to add up floats: in order (repeats its bits), and in an order
+// that changes every run (a stand-in for float atomics). The changing one
+// is the fastest, so only the audit keeps it from winning.
+std::vector<TotalFamily::Variant> totals() {
+  auto in_order = [](const std::vector<float>* x, float* out) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    float total = 0;
+    for (float v : *x) total += v;
+    *out = total;
+  };
+  auto shifting = [runs = std::make_shared<std::size_t>(0)](const std::vector<float>* x, float* out) {
+    float total = 0;
+    if ((*runs)++ % 2) {
+      for (auto v = x->rbegin(); v != x->rend(); ++v) total += *v;
+    } else {
+      for (float v : *x) total += v;
+    }
+    *out = total;
+  };
+  return {{make_config({{"BLOCK", 1}}, 1, 1), in_order},
+          {make_config({{"ATOMIC", 1}, {"BLOCK", 8}}, 4, 4), shifting}};
+}
+
+TotalFamily::Hooks total_outputs() {
+  TotalFamily::Hooks hooks;
+  hooks.outputs = [](const std::vector<float>*, float* out) {
+    return std::vector<NamedBuffer>{{"out", {out, sizeof *out}}};
+  };
+  return hooks;
+}
+
+// In order the 1 is lost next to 1e8 (sum 0); in reverse it survives (sum 1).
+std::vector<float> mixed_values() { return {1.0f, 1e8f, -1e8f}; }
+
+BOOST_AUTO_TEST_CASE(record_mode_flags_a_config_whose_bits_change_and_never_picks_it) {
+  TempDir dir;
+  Policy p = with_mode(Mode::record);
+  p.record_path = (dir.path() / "rec").string();
+  const std::vector<float> x = mixed_values();
+  {
+    Setup s(p);
+    TotalFamily total(s.launcher, {"t.ops", "total"}, {"N"}, totals(), total_outputs());
+    CapturedLog log;
+    float out = 0;
+    total({std::int64_t{3}}, {"f32"}, &x, &out);
+    BOOST_TEST(log.count("candidate 1 (ATOMIC=1,BLOCK=8;warps=4;stages=4) of t.ops.total "
+                         "[N=3|f32] gave different bits") == 1u);
+    BOOST_TEST(s.runtime.choice_log().snapshot().at("host|t.ops.total|N=3|f32") ==
+               "BLOCK=1;warps=1;stages=1;timed");
+    s.runtime.flush();
+  }
+  const RecordFile record = load_record_file(dir.path() / "rec.rank0.json");
+  const auto& candidates = record.timings.at({"host", "t.ops.total", "N=3|f32"});
+  BOOST_TEST(!candidates[0].nondeterministic);
+  BOOST_TEST(candidates[1].nondeterministic);
+  BOOST_TEST(read_file(dir.path() / "rec.rank0.timings.json").find("\"nondeterministic\": true") !=
+             std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(auto_mode_does_not_audit_and_plain_timing_may_pick_the_changing_config) {
+  Setup s(with_mode(Mode::automatic));
+  TotalFamily total(s.launcher, {"t.ops", "total"}, {"N"}, totals(), total_outputs());
+  CapturedLog log;
+  const std::vector<float> x = mixed_values();
+  float out = 0;
+  total({std::int64_t{3}}, {"f32"}, &x, &out);
+  BOOST_TEST(log.count("different bits") == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

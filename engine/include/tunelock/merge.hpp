@@ -2,7 +2,8 @@
 // contents: no clock, no file order, no file names. Per (kernel, key) the
 // majority wins; ties go to the best aggregated timing when timing sidecars
 // exist (the median of every rank's median for that candidate), then to the
-// smallest signature.
+// smallest signature. A config that any rank's audit flagged as
+// nondeterministic is never pinned: its votes do not count.
 #pragma once
 
 #include <filesystem>
@@ -24,6 +25,7 @@ using RecordKey = std::tuple<std::string, std::string, std::string>;
 struct TimedCandidate {
   std::string signature;
   std::optional<double> median_ms;  // empty: failed to run
+  bool nondeterministic = false;    // the audit saw it give different bits
 };
 
 // One rank's record file, with its timing sidecar when there is one.
@@ -65,6 +67,9 @@ struct Vote {
 struct KeyVerdict {
   RecordKey key;
   std::vector<Vote> votes;  // most votes first, then the tie-break order
+  // Configs some rank's audit flagged: sorted signatures. Their votes are
+  // left out of `votes`; a key whose every vote was flagged has no votes.
+  std::vector<std::string> nondeterministic;
   std::string decided_by;   // "unanimous", "majority", "timing" or "signature"
 };
 

@@ -21,6 +21,7 @@ namespace tunelock {
 struct CandidateTiming {
   Config config;
   std::optional<double> median_ms;  // empty when the candidate failed to run
+  bool nondeterministic = false;    // gave different bits in two runs of itself
 };
 
 class RecordStore {

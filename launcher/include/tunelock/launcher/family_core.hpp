@@ -3,6 +3,7 @@
 // typed launch; everything about *which* variant runs lives here.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <mutex>
 #include <optional>
@@ -33,9 +34,10 @@ class FamilyCore {
   const KernelId& id() const { return id_; }
   const std::vector<std::string>& key_args() const { return key_args_; }
   const std::vector<Config>& configs() const { return configs_; }
+  Backend& backend() const;
 
-  // Hot path: the variant already chosen for this call's key under the
-  // current policy, or nullopt. A lock-free hash lookup.
+  // Hot path: the variant already chosen for this call's key on the calling
+  // thread's arch under the current policy, or nullopt. A lock-free lookup.
   std::optional<std::size_t> cached(std::span<const KeyValue> values,
                                     std::span<const std::string_view> dtypes) const;
 
@@ -44,12 +46,14 @@ class FamilyCore {
   std::size_t decide(std::span<const KeyValue> values, std::span<const std::string_view> dtypes,
                      const CallSite& site);
 
-  // Number of keys decided under the current policy.
+  // Number of (arch, key) pairs decided under the current policy.
   std::size_t cached_keys() const;
 
  private:
   // The policy decision for one new key: the one place a choice is made.
-  std::size_t choose(const std::string& key, const CallSite& site);
+  std::size_t choose(const std::string& arch, const std::string& key, const CallSite& site);
+  std::size_t choose_timed(const std::string& arch, const std::string& key, const CallSite& site,
+                           bool logged, bool recorded);
   void enumerate_once(std::string_view state);
   std::string tuning_key_text(std::span<const KeyValue> values,
                               std::span<const std::string_view> dtypes) const;
@@ -60,7 +64,8 @@ class FamilyCore {
   const std::vector<std::string> key_args_;
   const std::vector<Config> configs_;
 
-  ChoiceCache cache_;                      // raw key -> variant
+  // raw key -> variant, per arch slot of the backend
+  std::array<ChoiceCache, Backend::kMaxArchSlots> caches_;
   std::atomic<std::uint64_t> generation_;  // runtime generation the cache belongs to
   std::mutex decide_mutex_;                // one decision (and cache write) at a time
 };

@@ -8,7 +8,7 @@ namespace tunelock::launcher {
 
 class HostBackend final : public Backend {
  public:
-  std::string arch() const override { return "host"; }
+  std::string arch(std::size_t) const override { return "host"; }
   Provenance device() const override;
   std::vector<double> time(const std::function<void()>& before, const std::function<void()>& launch,
                            const std::function<void()>& after, int warmup, int repeats) override;

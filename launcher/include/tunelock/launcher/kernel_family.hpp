@@ -11,15 +11,25 @@
 // The first call per key chooses as the installed policy says (pinned:
 // table, block sizes, cheapest; record/auto: timed); later calls are a
 // hash lookup and the launch.
+//
+// A family whose first argument is a CUDA stream (cudaStream_t, CUstream)
+// launches real calls on the caller's stream, and timing runs on the
+// backend's private stream, so tuning never queues work behind the caller.
 #pragma once
 
 #include <functional>
 #include <initializer_list>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "tunelock/error.hpp"
 #include "tunelock/launcher/family_core.hpp"
 #include "tunelock/launcher/launcher.hpp"
+
+// cudaStream_t and CUstream are both pointers to this opaque type; naming
+// it needs no CUDA header.
+struct CUstream_st;
 
 namespace tunelock::launcher {
 
@@ -39,6 +49,10 @@ class KernelFamily {
     std::function<std::vector<NamedBuffer>(Args...)> reset_to_zero;
     // Outputs put back after every timing run (kernels that update in place).
     std::function<std::vector<NamedBuffer>(Args...)> restore;
+    // Outputs a kernel overwrites: only read by record mode's audit, which
+    // compares every output (these, and the two lists above) across two
+    // runs of one config.
+    std::function<std::vector<NamedBuffer>(Args...)> outputs;
   };
 
   KernelFamily(Launcher& launcher, KernelId id, std::vector<std::string> key_args,
@@ -73,11 +87,33 @@ class KernelFamily {
     variants_[index].launch(args...);
   }
 
+  static constexpr bool kTakesStream = [] {
+    if constexpr (sizeof...(Args) == 0) {
+      return false;
+    } else {
+      return std::is_same_v<std::tuple_element_t<0, std::tuple<Args...>>, CUstream_st*>;
+    }
+  }();
+
   CallSite call_site(Args... args) {
     CallSite site;
-    site.run = [this, args...](std::size_t i) { run(i, args...); };
+    if constexpr (kTakesStream) {
+      Backend& backend = core_.backend();
+      site.capturing = backend.capturing(std::get<0>(std::tie(args...)));
+      // The timing stream is asked for only when a timing run happens: it
+      // may allocate, which a graph capture forbids.
+      site.run = [this, &backend, args...](std::size_t i) {
+        auto on_timing_stream = std::make_tuple(args...);
+        if (auto* timing = static_cast<CUstream_st*>(backend.timing_stream()))
+          std::get<0>(on_timing_stream) = timing;
+        std::apply([&](auto... a) { run(i, a...); }, on_timing_stream);
+      };
+    } else {
+      site.run = [this, args...](std::size_t i) { run(i, args...); };
+    }
     if (hooks_.reset_to_zero) site.reset_to_zero = hooks_.reset_to_zero(args...);
     if (hooks_.restore) site.restore = hooks_.restore(args...);
+    if (hooks_.outputs) site.outputs = hooks_.outputs(args...);
     return site;
   }
 

@@ -27,6 +27,7 @@ class Launcher {
 
   Backend& backend() const { return backend_; }
   Runtime& runtime() const { return runtime_; }
+  // The arch of the device current when the launcher was made.
   const std::string& arch() const { return arch_; }
   const TuningOptions& tuning() const { return options_; }
 

@@ -2,6 +2,11 @@
 // repeats, median), with hooks so the timing runs leave the outputs as if
 // one launch had happened. A candidate that throws is timed as infinite and
 // reported once; when all fail, tuning fails with a clear error.
+//
+// The self-determinism audit (record mode) also runs each candidate twice
+// more on identical inputs and compares its outputs bit for bit: a config
+// whose bits differ between two runs of itself (float atomics, races) is
+// flagged, and never wins while a config that repeats its bits exists.
 #pragma once
 
 #include <functional>
@@ -24,20 +29,26 @@ struct TuningOptions {
 // One call, type-erased for tuning: how to run candidate i on this call's
 // arguments, and which of those arguments are outputs to protect.
 struct CallSite {
+  // Runs candidate `variant` on this call's arguments, on the backend's
+  // timing stream where the family takes a stream.
   std::function<void(std::size_t variant)> run;
   std::vector<NamedBuffer> reset_to_zero;  // zeroed before every timing run
   std::vector<NamedBuffer> restore;        // put back after every timing run
+  std::vector<NamedBuffer> outputs;        // only compared by the audit
+  bool capturing = false;                  // the caller's stream is being captured
 };
 
 struct TuningResult {
   std::size_t best = 0;
   std::vector<std::optional<double>> median_ms;  // per candidate; empty = failed
+  std::vector<bool> nondeterministic;            // per candidate; audited runs only
 };
 
 // `what` names the kernel and key in messages ("pkg.mm [M=1]"); a failing
 // candidate is reported once per `kernel` (qualified name) and config.
+// `audit` turns on the self-determinism audit.
 TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config> configs,
                   const TuningOptions& options, const std::string& kernel, const std::string& what,
-                  Notices& notices);
+                  Notices& notices, bool audit = false);
 
 }  // namespace tunelock::launcher
