@@ -1,0 +1,50 @@
+// The demo's loop over host kernel families (arch `host`): runs anywhere.
+#include <algorithm>
+
+#include "demo_kernels.hpp"
+#include "demo_support.hpp"
+#include "tunelock/launcher/host_backend.hpp"
+
+namespace tunelock::demo {
+
+int run_host(const Options& options) {
+  install_from_environment();
+  Runtime& runtime = process_runtime();
+  launcher::HostBackend backend;
+  launcher::Launcher launcher(backend, runtime);
+
+  MatmulFamily matmul(launcher, {"demo.ops", "matmul_splitk"}, {"M", "N", "K"}, matmul_variants(),
+                      matmul_hooks());
+  ReduceFamily reduce(launcher, {"demo.ops", "reduce_sum"}, {"N"}, reduce_variants());
+  NormFamily norm(launcher, {"demo.ops", "rms_normalize"}, {"N"}, norm_variants());
+  if (!options.manifest.empty()) launcher.write_manifest(options.manifest);
+
+  const int m = options.m ? options.m : 64, n = options.n ? options.n : 64,
+            k = options.k ? options.k : 384;
+  const std::vector<float> x = pseudo_random(static_cast<std::size_t>(m) * k, 1);
+  std::vector<float> xt(x.size());  // x transposed, for the weight update
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < k; ++j)
+      xt[static_cast<std::size_t>(j) * m + i] = x[static_cast<std::size_t>(i) * k + j];
+  std::vector<float> w = pseudo_random(static_cast<std::size_t>(k) * n, 2);
+  std::vector<float> y(static_cast<std::size_t>(m) * n), grad(w.size());
+  std::unique_ptr<Collective> group = make_group(runtime.policy()->verify_every > 0);
+
+  print_start(runtime);
+  for (int step = 1; step <= options.steps; ++step) {
+    std::fill(y.begin(), y.end(), 0.0f);
+    matmul({m, n, k}, {"f32", "f32"}, x.data(), w.data(), y.data(), m, n, k);
+    float loss = 0;
+    reduce({m * n}, {"f32"}, y.data(), &loss, m * n);
+    norm({m * n}, {"f32"}, y.data(), m * n);
+    std::fill(grad.begin(), grad.end(), 0.0f);
+    matmul({k, n, m}, {"f32", "f32"}, xt.data(), y.data(), grad.data(), k, n, m);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] -= 1e-3f * grad[i];
+    print_step(runtime, *group, step, loss);
+  }
+  print_end(runtime, w.data(), w.size() * sizeof(float));
+  launcher.flush();
+  return 0;
+}
+
+}  // namespace tunelock::demo
