@@ -12,6 +12,7 @@ packages=(
   libspdlog-dev libfmt-dev
   libboost-test-dev libbenchmark-dev
   libucx-dev
+  python3 python3-pytest
   emscripten chromium
 )
 

@@ -20,27 +20,6 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
   return out;
 }
 
-nlohmann::json policy_json(const Policy& policy) {
-  nlohmann::json blocks = nlohmann::json::object();
-  for (const BlockSize& b : policy.block_sizes) blocks[b.name] = b.value;
-  return {
-      {"mode", std::string(to_string(policy.effective_mode()))},
-      {"modules", policy.modules},
-      {"config_invariant", policy.config_invariant},
-      {"table_path", policy.table_path},
-      {"record_path", policy.record_path},
-      {"on_miss", std::string(to_string(policy.on_miss))},
-      {"block_sizes", blocks},
-      {"verify_every", policy.verify_every},
-      {"verify_strict", policy.verify_strict},
-      {"enumerate", policy.enumerate},
-      {"chaos", policy.chaos},
-      {"deterministic", policy.deterministic},
-      {"verify_timeout_s", policy.verify_timeout_s},
-      {"intercepts", policy.intercepts()},
-  };
-}
-
 void print_text(const Policy& policy, std::ostream& out) {
   std::vector<std::string> blocks;
   for (const BlockSize& b : policy.block_sizes)
@@ -65,7 +44,7 @@ int show_policy(const PolicyFlags& flags, Streams& streams) {
   const Policy policy = policy_from_key_values(flags.pairs, policy_from_environment(streams.env));
   warn_if_mamba_env_ignored(streams.env, policy);
   if (flags.json)
-    streams.out << policy_json(policy).dump(2) << "\n";
+    streams.out << policy_to_json(policy).dump(2) << "\n";
   else
     print_text(policy, streams.out);
   return 0;

@@ -18,10 +18,10 @@ constexpr std::string_view kPrefix = "TUNELOCK_";
 constexpr std::string_view kMegatronPrefix = "MCORE_AUTOTUNE_";
 constexpr std::string_view kTritonBlockPrefix = "TRITON_AUTOTUNE_";
 
-// TUNELOCK_* variables that belong to other parts (rendezvous, logs), not
-// to the policy, so they are not "unknown".
-constexpr std::array<std::string_view, 5> kNonPolicyVariables{
-    "MASTER_ADDR", "MASTER_PORT", "JOB_TOKEN", "CHOICE_LOG", "LOG_LEVEL"};
+// TUNELOCK_* variables that belong to other parts (rendezvous, logs, the
+// Python package's library), not to the policy, so they are not "unknown".
+constexpr std::array<std::string_view, 6> kNonPolicyVariables{
+    "MASTER_ADDR", "MASTER_PORT", "JOB_TOKEN", "CHOICE_LOG", "LOG_LEVEL", "LIBRARY"};
 
 std::string trim(std::string_view text) {
   auto begin = text.find_first_not_of(" \t\r\n");
@@ -282,6 +282,27 @@ bool warn_if_mamba_env_ignored(const Environment& env, const Policy& policy, Not
       "does. Set TUNELOCK_MODE=pinned (or TUNELOCK_DETERMINISTIC=1) for timing-free choices",
       *value);
   return true;
+}
+
+nlohmann::json policy_to_json(const Policy& policy) {
+  nlohmann::json blocks = nlohmann::json::object();
+  for (const BlockSize& b : policy.block_sizes) blocks[b.name] = b.value;
+  return {
+      {"mode", std::string(to_string(policy.effective_mode()))},
+      {"modules", policy.modules},
+      {"config_invariant", policy.config_invariant},
+      {"table_path", policy.table_path},
+      {"record_path", policy.record_path},
+      {"on_miss", std::string(to_string(policy.on_miss))},
+      {"block_sizes", blocks},
+      {"verify_every", policy.verify_every},
+      {"verify_strict", policy.verify_strict},
+      {"enumerate", policy.enumerate},
+      {"chaos", policy.chaos},
+      {"deterministic", policy.deterministic},
+      {"verify_timeout_s", policy.verify_timeout_s},
+      {"intercepts", policy.intercepts()},
+  };
 }
 
 }  // namespace tunelock

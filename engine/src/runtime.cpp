@@ -82,15 +82,12 @@ void Runtime::set_device(Provenance device) {
 Choice Runtime::pinned_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
                               std::span<const Config> candidates, bool log) {
   const std::shared_ptr<const Policy> current = policy();
-  Choice choice;
-  if (current->chaos) {
-    choice = chaos_choice(kernel, key, candidates, static_cast<std::uint64_t>(rank_));
-  } else {
-    const std::shared_ptr<const Table> table = table_for(arch);
-    const SelectionRules rules{arch, table.get(), current->block_sizes, current->on_miss,
-                               &notices_};
-    choice = deterministic_choice(kernel, key, candidates, rules);
-  }
+  const std::shared_ptr<const Table> table = current->chaos ? nullptr : table_for(arch);
+  const SelectionRules rules{arch, table.get(), current->block_sizes, current->on_miss, &notices_};
+  const Choice choice =
+      decide(kernel, key, candidates, rules,
+             current->chaos ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(rank_))
+                            : std::nullopt);
   if (log) log_choice(arch, kernel, key, candidates[choice.index], ChoiceOrigin::pinned);
   return choice;
 }

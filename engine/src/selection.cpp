@@ -171,4 +171,14 @@ std::vector<Config> autotune_configs(std::vector<Config> configs, const Policy& 
   return {std::move(configs[chosen])};
 }
 
+Choice decide(const KernelId& kernel, std::string_view key, std::span<const Config> candidates,
+              const SelectionRules& rules, std::optional<std::uint64_t> chaos_rank) {
+  if (!chaos_rank) return deterministic_choice(kernel, key, candidates, rules);
+  const Choice choice = chaos_choice(kernel, key, candidates, *chaos_rank);
+  if (rules.explanation)
+    rules.explanation->push_back("chaos: rank " + std::to_string(*chaos_rank) + " picks candidate " +
+                                 std::to_string(choice.index) + " on purpose (a positive control)");
+  return choice;
+}
+
 }  // namespace tunelock

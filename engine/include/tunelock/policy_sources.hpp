@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,6 +39,11 @@ Policy policy_from_key_values(const std::vector<std::pair<std::string, std::stri
 // Parses `BLOCK_M=64,BLOCK_N=32`; errors start with `origin` (a flag or
 // variable name). Names are checked by Policy::validate().
 std::vector<BlockSize> parse_block_sizes(std::string_view text, const std::string& origin);
+
+// The resolved policy as JSON: every field under its key name (mode as the
+// effective mode, block_sizes as {name: value}) plus "intercepts". What
+// `tunelock policy --json` prints and the Python package reads.
+nlohmann::json policy_to_json(const Policy& policy);
 
 // The keys policy_from_key_values accepts, in documentation order.
 std::vector<std::string_view> policy_keys();

@@ -69,6 +69,12 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
 Choice chaos_choice(const KernelId& kernel, std::string_view key,
                     std::span<const Config> candidates, std::uint64_t rank);
 
+// The pinned decision: the chaos control when `chaos_rank` is set (a
+// positive control, never for real runs), else deterministic_choice. The
+// one switch every face (runtime, C API) calls.
+Choice decide(const KernelId& kernel, std::string_view key, std::span<const Config> candidates,
+              const SelectionRules& rules, std::optional<std::uint64_t> chaos_rank);
+
 // Reducing a list at registration, for kernels with no call-time
 // interception: under a pinned policy the list shrinks to the block-size
 // match or the cheapest; otherwise it is returned unchanged.

@@ -1,0 +1,167 @@
+// Offline tools through the C ABI: one decision with its explanation,
+// merge and report of record files, and table files. The answers depend on
+// the request alone, as `tunelock choose/merge/report/table` do.
+#include <filesystem>
+
+#include "c_api_support.hpp"
+#include "tunelock/c_api.h"
+#include "tunelock/candidates.hpp"
+#include "tunelock/files.hpp"
+#include "tunelock/merge.hpp"
+#include "tunelock/policy_sources.hpp"
+#include "tunelock/selection.hpp"
+#include "tunelock/table_binary.hpp"
+#include "tunelock/table_format.hpp"
+#include "tunelock/table_json.hpp"
+#include "tunelock/table_search.hpp"
+
+using namespace tunelock;
+using namespace tunelock::c_api;
+using nlohmann::json;
+
+namespace {
+
+std::string string_field(const json& request, const char* name, const std::string& fallback) {
+  const auto found = request.find(name);
+  if (found == request.end() || found->is_null()) return fallback;
+  if (!found->is_string()) throw Error(std::string(name) + ": expected a string");
+  return found->get<std::string>();
+}
+
+std::vector<std::string> paths_field(const json& request, const char* name) {
+  const auto found = request.find(name);
+  if (found == request.end() || found->is_null()) return {};
+  if (!found->is_array()) throw Error(std::string(name) + ": expected a list of paths");
+  std::vector<std::string> out;
+  for (const json& p : *found) {
+    if (!p.is_string()) throw Error(std::string(name) + ": expected a list of paths");
+    out.push_back(p.get<std::string>());
+  }
+  return out;
+}
+
+std::vector<Config> candidates_of(const json& request, const std::string& kernel) {
+  if (request.contains("candidates_file")) {
+    const std::string path = string_field(request, "candidates_file", "");
+    return candidates_from_json(read_file(path), path).find(kernel, path).configs;
+  }
+  const auto list = request.find("candidates");
+  if (list == request.end() || !list->is_array() || list->empty())
+    throw Error("candidates: expected a non-empty list of configs (or candidates_file)");
+  std::vector<Config> out;
+  for (std::size_t i = 0; i < list->size(); ++i)
+    out.push_back(config_from_json((*list)[i], "candidates[" + std::to_string(i) + "]"));
+  return out;
+}
+
+std::vector<RecordFile> records_of(const json& request) {
+  std::vector<RecordFile> records;
+  for (const std::string& path : paths_field(request, "records"))
+    if (!path.ends_with(".timings.json")) records.push_back(load_record_file(path));
+  if (records.empty()) throw Error("records: no record files given");
+  return records;
+}
+
+json verdict_json(const KeyVerdict& verdict) {
+  json votes = json::array();
+  for (const Vote& vote : verdict.votes)
+    votes.push_back({{"signature", vote.signature}, {"votes", vote.count}, {"timings_ms", vote.timings_ms}});
+  const auto& [arch, kernel, key] = verdict.key;
+  return {{"arch", arch},
+          {"kernel", kernel},
+          {"key", key},
+          {"winners", votes},
+          {"nondeterministic", verdict.nondeterministic},
+          {"kept", verdict.votes.empty() ? json() : json(verdict.votes[0].signature)},
+          {"decided_by", verdict.decided_by}};
+}
+
+}  // namespace
+
+extern "C" {
+
+int tunelock_choose(const char* request_json, char** result_json) {
+  return guarded([&] {
+    const json request = json_of(request_json, "request");
+    if (!request.is_object()) throw Error("request: expected a JSON object");
+    const std::string kernel_name = string_field(request, "kernel", "");
+    if (kernel_name.empty()) throw Error("kernel: missing");
+    const std::string key = string_field(request, "key", "");
+    const std::vector<Config> candidates = candidates_of(request, kernel_name);
+    const std::vector<std::string> tables = paths_field(request, "tables");
+    std::string arch = string_field(request, "arch", "");
+    if (arch.empty() && !tables.empty() && !std::filesystem::is_directory(tables.front()))
+      arch = std::string(load_table_file(tables.front())->arch());
+    if (arch.empty()) arch = "unknown";
+    check_arch_name(arch, "arch");
+
+    // The same validation as a policy's: names, values, duplicates, on_miss.
+    std::vector<std::pair<std::string, std::string>> pairs = {
+        {"on_miss", string_field(request, "on_miss", "min_cost")},
+        {"block_sizes", string_field(request, "block_sizes", "")}};
+    const Policy checked = policy_from_key_values(pairs);
+    const bool chaos = request.value("chaos", false);
+    const std::int64_t rank = request.value("rank", std::int64_t{0});
+    if (chaos && rank < 0) throw Error("rank " + std::to_string(rank) + ": a rank is 0 or more");
+
+    std::unique_ptr<Table> table = chaos ? nullptr : load_table_for_arch(arch, tables, false);
+    std::vector<std::string> explanation;
+    SelectionRules rules{arch, table.get(), checked.block_sizes, checked.on_miss};
+    rules.explanation = &explanation;
+    const Choice choice =
+        decide(KernelId::parse(kernel_name), key, candidates, rules,
+               chaos ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(rank)) : std::nullopt);
+    put(result_json, json{{"index", choice.index},
+                          {"signature", signature(candidates[choice.index])},
+                          {"reason", std::string(to_string(choice.reason))},
+                          {"arch", arch},
+                          {"explanation", explanation}}
+                         .dump());
+  });
+}
+
+int tunelock_merge(const char* request_json, char** result_json) {
+  return guarded([&] {
+    const json request = json_of(request_json, "request");
+    const std::vector<RecordFile> records = records_of(request);
+    const std::string output = string_field(request, "output", "");
+    if (output.empty()) throw Error("output: missing (the table file to write)");
+    const MergeResult result = merge_records(records, string_field(request, "arch", ""),
+                                             string_field(request, "source", ""));
+    write_file_atomically(output, std::filesystem::path(output).extension() == ".tlb"
+                                      ? table_to_binary(*result.table)
+                                      : table_to_json(*result.table));
+    put(result_json, json{{"arch", std::string(result.table->arch())},
+                          {"entries", result.table->entry_count()},
+                          {"disagreements", result.disagreements.size()},
+                          {"report", disagreement_report(result.disagreements)}}
+                         .dump());
+  });
+}
+
+int tunelock_report(const char* request_json, char** result_json) {
+  return guarded([&] {
+    std::vector<KeyVerdict> flagged;
+    for (KeyVerdict& verdict : tally(records_of(json_of(request_json, "request"))))
+      if (verdict.votes.size() > 1 || !verdict.nondeterministic.empty())
+        flagged.push_back(std::move(verdict));
+    json list = json::array();
+    for (const KeyVerdict& v : flagged) list.push_back(verdict_json(v));
+    put(result_json, json{{"report", disagreement_report(flagged)}, {"disagreements", list}}.dump());
+  });
+}
+
+int tunelock_table_json(const char* path, char** table_json) {
+  return guarded([&] { put(table_json, table_to_json(*load_table_file(text_of(path, "path")))); });
+}
+
+int tunelock_table_convert(const char* input, const char* output) {
+  return guarded([&] {
+    const std::unique_ptr<Table> table = load_table_file(text_of(input, "input"));
+    const std::filesystem::path out(text_of(output, "output"));
+    write_file_atomically(out, out.extension() == ".tlb" ? table_to_binary(*table)
+                                                         : table_to_json(*table));
+  });
+}
+
+}  // extern "C"

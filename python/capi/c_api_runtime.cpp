@@ -1,0 +1,274 @@
+// The process runtime through the C ABI: policy, choices, the choice log,
+// records and verification, as the C++ launcher uses them.
+#include <cmath>
+#include <vector>
+
+#include "c_api_support.hpp"
+#include "tunelock/c_api.h"
+#include "tunelock/collective.hpp"
+#include "tunelock/policy_sources.hpp"
+#include "tunelock/runtime.hpp"
+#include "tunelock/tuning_key.hpp"
+#include "tunelock/version.hpp"
+#ifdef TUNELOCK_HAVE_UCX
+#include "tunelock/launcher/ucx_collective.hpp"
+#endif
+
+using namespace tunelock;
+using namespace tunelock::c_api;
+using nlohmann::json;
+
+namespace {
+
+Policy resolve(const char* pairs_json, int over_environment) {
+  const Environment env = process_environment();
+  if (!pairs_json) return policy_from_environment(env);
+  const json pairs = json_of(pairs_json, "policy key/values");
+  if (!pairs.is_object()) throw Error("policy key/values: expected a JSON object");
+  std::vector<std::pair<std::string, std::string>> values;
+  for (const auto& [key, value] : pairs.items()) {
+    if (!value.is_string())
+      throw Error("policy key '" + key + "': expected a string value, got " + value.dump());
+    values.emplace_back(key, value.get<std::string>());
+  }
+  return policy_from_key_values(values, over_environment ? policy_from_environment(env) : Policy{});
+}
+
+std::vector<Config> configs_of(const char* candidates_json) {
+  const json list = json_of(candidates_json, "candidates");
+  if (!list.is_array() || list.empty()) throw Error("candidates: expected a non-empty JSON array");
+  std::vector<Config> out;
+  for (std::size_t i = 0; i < list.size(); ++i)
+    out.push_back(config_from_json(list[i], "candidates[" + std::to_string(i) + "]"));
+  return out;
+}
+
+// The engine's collective over a caller's all-gather callback.
+class CallbackCollective final : public Collective {
+ public:
+  CallbackCollective(int rank, int size, std::string id, const int* world_ranks,
+                     tunelock_gather_fn gather, void* context)
+      : rank_(rank), size_(size), id_(std::move(id)), gather_(gather), context_(context) {
+    if (size < 1 || rank < 0 || rank >= size)
+      throw Error("verify: rank " + std::to_string(rank) + " of a group of " +
+                  std::to_string(size) + " is impossible");
+    if (!gather) throw Error("verify: the all-gather callback is NULL");
+    for (int r = 0; r < size; ++r) world_ranks_.push_back(world_ranks ? world_ranks[r] : r);
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string group_id() const override { return id_; }
+  int world_rank(int group_rank) const override { return world_ranks_.at(group_rank); }
+  std::vector<std::string> all_gather(std::string_view payload) override {
+    std::vector<std::string> gathered;
+    if (gather_(context_, payload.data(), payload.size(), &gathered) != 0)
+      throw Error("verify: the all-gather of group '" + id_ + "' failed");
+    if (gathered.size() != static_cast<std::size_t>(size_))
+      throw Error("verify: the all-gather of group '" + id_ + "' returned " +
+                  std::to_string(gathered.size()) + " payloads for " + std::to_string(size_) +
+                  " ranks");
+    return gathered;
+  }
+
+ private:
+  int rank_, size_;
+  std::string id_;
+  std::vector<int> world_ranks_;
+  tunelock_gather_fn gather_;
+  void* context_;
+};
+
+int verdict_of(const std::optional<bool>& agreed) { return agreed ? (*agreed ? 1 : 0) : -1; }
+
+}  // namespace
+
+extern "C" {
+
+const char* tunelock_version(void) {
+  static const std::string version(tool_version());
+  return version.c_str();
+}
+
+const char* tunelock_last_error(void) { return last_error.c_str(); }
+
+void tunelock_free(char* text) { std::free(text); }
+
+int tunelock_policy_resolve(const char* pairs_json, int over_environment, char** policy_json) {
+  return guarded([&] { put(policy_json, policy_to_json(resolve(pairs_json, over_environment)).dump()); });
+}
+
+int tunelock_install(const char* pairs_json, int over_environment, char** policy_json) {
+  return guarded([&] {
+    const Policy policy = resolve(pairs_json, over_environment);
+    process_runtime().install(policy);
+    warn_if_mamba_env_ignored(process_environment(), policy, process_notices());
+    if (policy_json) put(policy_json, policy_to_json(policy).dump());
+  });
+}
+
+int tunelock_installed_policy(char** policy_json) {
+  return guarded([&] { put(policy_json, policy_to_json(*process_runtime().policy()).dump()); });
+}
+
+int tunelock_observes(const char* module, const char* name, int* observed) {
+  return guarded([&] {
+    const KernelId id{text_of(module, "module"), text_of(name, "name")};
+    *observed = process_runtime().policy()->observes(id) ? 1 : 0;
+  });
+}
+
+int tunelock_tuning_key(const char* args_json, const char* dtypes_json, char** key) {
+  return guarded([&] {
+    const json args = json_of(args_json, "key arguments");
+    const json dtypes = json_of(dtypes_json, "dtypes");
+    if (!args.is_array() || !dtypes.is_array())
+      throw Error("tuning key: expected JSON arrays of [name, value] pairs and of dtypes");
+    std::vector<std::string> texts;  // owns the strings the views below point at
+    texts.reserve(args.size() * 2 + dtypes.size());
+    std::vector<KeyArg> key_args;
+    for (const json& pair : args) {
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string())
+        throw Error("tuning key: each key argument must be [name, value], got " + pair.dump());
+      texts.push_back(pair[0].get<std::string>());
+      const std::string_view arg_name = texts.back();
+      const json& value = pair[1];
+      if (value.is_boolean()) {
+        key_args.push_back({arg_name, value.get<bool>()});
+      } else if (value.is_number_integer()) {
+        key_args.push_back({arg_name, value.get<std::int64_t>()});
+      } else if (value.is_string()) {
+        texts.push_back(value.get<std::string>());
+        key_args.push_back({arg_name, std::string_view(texts.back())});
+      } else {
+        throw Error("tuning key: argument '" + texts.back() +
+                    "' must be an integer, a boolean or a string, got " + value.dump());
+      }
+    }
+    std::vector<std::string_view> dtype_views;
+    for (const json& d : dtypes) {
+      if (!d.is_string()) throw Error("tuning key: dtypes must be strings, got " + d.dump());
+      texts.push_back(d.get<std::string>());
+      dtype_views.push_back(texts.back());
+    }
+    put(key, tuning_key(key_args, dtype_views));
+  });
+}
+
+int tunelock_pinned_choice(const char* arch, const char* module, const char* name, const char* key,
+                           const char* candidates_json, char** choice_json) {
+  return guarded([&] {
+    const std::vector<Config> candidates = configs_of(candidates_json);
+    const KernelId id{text_of(module, "module"), text_of(name, "name")};
+    const Choice choice = process_runtime().pinned_choice(text_of(arch, "arch"), id,
+                                                          text_of(key, "key"), candidates);
+    put(choice_json, json{{"index", choice.index},
+                          {"signature", signature(candidates[choice.index])},
+                          {"reason", std::string(to_string(choice.reason))}}
+                         .dump());
+  });
+}
+
+int tunelock_log_choice(const char* arch, const char* module, const char* name, const char* key,
+                        const char* config_json, int pinned, int* is_new) {
+  return guarded([&] {
+    const Config config = config_from_json(json_of(config_json, "config"), "config");
+    const bool added = process_runtime().log_choice(
+        text_of(arch, "arch"), KernelId{text_of(module, "module"), text_of(name, "name")},
+        text_of(key, "key"), config, pinned ? ChoiceOrigin::pinned : ChoiceOrigin::timed);
+    if (is_new) *is_new = added ? 1 : 0;
+  });
+}
+
+int tunelock_record(const char* arch, const char* qualified, const char* key,
+                    const char* winner_json, const char* timings_json) {
+  return guarded([&] {
+    const Config winner = config_from_json(json_of(winner_json, "winner"), "winner");
+    const json list = json_of(timings_json, "timings");
+    if (!list.is_array()) throw Error("timings: expected a JSON array");
+    std::vector<CandidateTiming> timings;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string where = "timings[" + std::to_string(i) + "]";
+      const json& item = list[i];
+      if (!item.is_object() || !item.contains("config"))
+        throw Error(where + ": expected {\"config\": ..., \"median_ms\": ...}");
+      CandidateTiming timing{config_from_json(item["config"], where + ".config"), std::nullopt};
+      if (item.contains("median_ms") && !item["median_ms"].is_null()) {
+        const json& ms = item["median_ms"];
+        if (!ms.is_number() || !(ms.get<double>() >= 0) || !std::isfinite(ms.get<double>()))
+          throw Error(where + ".median_ms: expected a non-negative number or null");
+        timing.median_ms = ms.get<double>();
+      }
+      timing.nondeterministic = item.value("nondeterministic", false);
+      timings.push_back(std::move(timing));
+    }
+    process_runtime().records().add(text_of(arch, "arch"), text_of(qualified, "qualified"),
+                                    text_of(key, "key"), winner, std::move(timings));
+  });
+}
+
+int tunelock_set_device(const char* device_json) {
+  return guarded([&] {
+    const json d = json_of(device_json, "device");
+    if (!d.is_object()) throw Error("device: expected a JSON object");
+    Provenance device;
+    device.device_name = d.value("device_name", "");
+    device.sm_count = d.value("sm_count", std::int64_t{0});
+    device.driver_version = d.value("driver_version", "");
+    device.cuda_version = d.value("cuda_version", "");
+    device.tool_version = std::string(tool_version());
+    process_runtime().set_device(std::move(device));
+  });
+}
+
+int tunelock_choice_log(char** entries_json) {
+  return guarded([&] { put(entries_json, json(process_runtime().choice_log().snapshot()).dump()); });
+}
+
+int tunelock_choice_digest(char** digest) {
+  return guarded([&] { put(digest, process_runtime().choice_digest()); });
+}
+
+int tunelock_flush(const char* choice_log_prefix) {
+  return guarded([&] {
+    process_runtime().flush(choice_log_prefix ? std::filesystem::path(choice_log_prefix)
+                                              : choice_log_prefix_from_environment());
+  });
+}
+
+int tunelock_gather_add(void* sink, const char* data, size_t size) {
+  return guarded([&] {
+    if (!sink || (!data && size)) throw Error("tunelock_gather_add: NULL argument");
+    static_cast<std::vector<std::string>*>(sink)->emplace_back(data, size);
+  });
+}
+
+int tunelock_verify(int64_t iteration, int rank, int size, const char* group_id,
+                    const int* world_ranks, tunelock_gather_fn gather, void* context,
+                    int* verdict) {
+  return guarded([&] {
+    CallbackCollective group(rank, size, text_of(group_id, "group_id"), world_ranks, gather,
+                             context);
+    Runtime& runtime = process_runtime();
+    *verdict = iteration < 0 ? (runtime.verify(group).agreed ? 1 : 0)
+                             : verdict_of(runtime.maybe_verify(iteration, group));
+  });
+}
+
+int tunelock_verify_ucx(int64_t iteration, int* verdict) {
+  return guarded([&] {
+#ifdef TUNELOCK_HAVE_UCX
+    Runtime& runtime = process_runtime();
+    // One world connection per process, made on the first check.
+    static std::unique_ptr<Collective> world =
+        launcher::world_collective(process_environment(), runtime.policy()->verify_timeout_s);
+    *verdict = iteration < 0 ? (runtime.verify(*world).agreed ? 1 : 0)
+                             : verdict_of(runtime.maybe_verify(iteration, *world));
+#else
+    (void)iteration;
+    (void)verdict;
+    throw Error("this build of tunelock has no UCX: verify over torch.distributed instead");
+#endif
+  });
+}
+
+}  // extern "C"

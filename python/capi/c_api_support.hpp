@@ -1,0 +1,54 @@
+// What every C entry point shares: exceptions become a status and a
+// thread-local message (nothing C++ crosses the ABI), strings go out as
+// malloc'd copies, and JSON comes in with errors naming the argument.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <string_view>
+
+#include "tunelock/error.hpp"
+#include "tunelock/json_config.hpp"
+
+namespace tunelock::c_api {
+
+inline thread_local std::string last_error;
+
+// Runs `body`; 0 when it returned, 1 with last_error set when it threw.
+template <typename Body>
+int guarded(Body&& body) noexcept {
+  try {
+    body();
+    last_error.clear();
+    return 0;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+  } catch (...) {
+    last_error = "unknown error";
+  }
+  return 1;
+}
+
+inline void put(char** out, std::string_view text) {
+  if (!out) throw Error("an output argument is NULL");
+  char* copy = static_cast<char*>(std::malloc(text.size() + 1));
+  if (!copy) throw Error("out of memory");
+  std::memcpy(copy, text.data(), text.size());
+  copy[text.size()] = '\0';
+  *out = copy;
+}
+
+inline std::string text_of(const char* value, const char* what) {
+  if (!value) throw Error(std::string(what) + " is NULL");
+  return value;
+}
+
+inline nlohmann::json json_of(const char* value, const char* what) {
+  return parse_json(text_of(value, what), what);
+}
+
+}  // namespace tunelock::c_api

@@ -1,0 +1,133 @@
+/* The engine behind a small, stable C ABI, for languages that load shared
+ * libraries (Python's ctypes: one build serves every Python version). Only
+ * plain C types cross it: UTF-8 strings (JSON where there is structure) and
+ * byte buffers.
+ *
+ * Every function returns 0 on success and 1 on failure; the failure's
+ * message (what, where, how to fix, as the engine words it) is then
+ * tunelock_last_error(), valid on the calling thread until its next call.
+ * Strings returned through `char**` belong to the caller: free them with
+ * tunelock_free().
+ *
+ * Policy, choices, the choice log and verification act on the process
+ * runtime: the same one C++ launchers in the process use. */
+#ifndef TUNELOCK_C_API_H
+#define TUNELOCK_C_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#if defined(__GNUC__)
+#pragma GCC visibility push(default) /* the library hides everything else */
+#endif
+
+const char* tunelock_version(void);
+const char* tunelock_last_error(void);
+void tunelock_free(char* text);
+
+/* ---- Policy ---- */
+
+/* The policy the environment (TUNELOCK_*, MCORE_AUTOTUNE_* ...) states, or
+ * `pairs_json` ({"mode": "pinned", "block_sizes": "BLOCK_M=64", ...}: the
+ * key/value source, values as strings) applied over the environment's
+ * policy when `over_environment` is 1, else over the defaults. Out: the
+ * resolved policy as JSON. Validated: an unknown key or bad value fails. */
+int tunelock_policy_resolve(const char* pairs_json, int over_environment, char** policy_json);
+
+/* Installs that policy into the process runtime (NULL pairs: the
+ * environment's). A policy that cannot be carried out (unwritable record
+ * path) fails and keeps the previous one. Out: the installed policy. */
+int tunelock_install(const char* pairs_json, int over_environment, char** policy_json);
+
+/* The installed policy as JSON. */
+int tunelock_installed_policy(char** policy_json);
+
+/* Whether the policy pins, logs and verifies kernel module.name (in scope
+ * and not config-invariant): 1 or 0 in *observed. */
+int tunelock_observes(const char* module, const char* name, int* observed);
+
+/* ---- Choosing and logging ---- */
+
+/* The tuning key: args_json [[name, value], ...] (integers, booleans,
+ * strings) then dtypes_json ["torch.bfloat16", ...], joined as the engine
+ * joins them (`M=128|N=64|torch.float16`). */
+int tunelock_tuning_key(const char* args_json, const char* dtypes_json, char** key);
+
+/* The timing-free choice under the installed policy (chaos when it says
+ * so) among candidates_json [config, ...] (Megatron's config form), logged
+ * as pinned. Out: {"index", "signature", "reason"}. */
+int tunelock_pinned_choice(const char* arch, const char* module, const char* name, const char* key,
+                           const char* candidates_json, char** choice_json);
+
+/* Logs a choice (pinned = 1, else timed) once per (arch, kernel, key), for
+ * observed kernels only. *is_new = 1 when it was new. */
+int tunelock_log_choice(const char* arch, const char* module, const char* name, const char* key,
+                        const char* config_json, int pinned, int* is_new);
+
+/* Record mode: the winner of a timed key and every candidate's timing,
+ * timings_json [{"config": {...}, "median_ms": x or null,
+ * "nondeterministic": bool?}, ...]. Written at exit and by tunelock_flush. */
+int tunelock_record(const char* arch, const char* qualified, const char* key,
+                    const char* winner_json, const char* timings_json);
+
+/* The device, for record sidecars: {"device_name", "sm_count",
+ * "driver_version", "cuda_version"} (missing fields empty). */
+int tunelock_set_device(const char* device_json);
+
+/* {"entry": "value", ...} and its XXH3-128 digest. */
+int tunelock_choice_log(char** entries_json);
+int tunelock_choice_digest(char** digest);
+
+/* Writes records and, with a non-empty prefix (NULL: TUNELOCK_CHOICE_LOG),
+ * the choice log, now. */
+int tunelock_flush(const char* choice_log_prefix);
+
+/* ---- Verification ---- */
+
+/* A transport's all-gather, as a callback: send `payload` to every rank of
+ * the group and hand each rank's payload, in rank order, to
+ * tunelock_gather_add(sink, ...). Returns 0, or non-zero on failure. */
+typedef int (*tunelock_gather_fn)(void* context, const char* payload, size_t size, void* sink);
+int tunelock_gather_add(void* sink, const char* data, size_t size);
+
+/* One check in a group (iteration < 0), or the policy's cadence
+ * (maybe_verify at `iteration`). world_ranks names each group rank's world
+ * rank for reports (NULL: the same). *verdict: 1 agreed, 0 conflict, -1
+ * not checked. verify_strict conflicts fail with the report. */
+int tunelock_verify(int64_t iteration, int rank, int size, const char* group_id,
+                    const int* world_ranks, tunelock_gather_fn gather, void* context, int* verdict);
+
+/* The same over the UCX world collective from the environment (RANK,
+ * WORLD_SIZE, rendezvous variables); fails where UCX was not built. */
+int tunelock_verify_ucx(int64_t iteration, int* verdict);
+
+/* ---- Offline: tables, records, decisions ---- */
+
+/* {"kernel", "key", "candidates": [config...] or a manifest path in
+ * "candidates_file", "tables": [paths], "arch", "on_miss", "block_sizes",
+ * "chaos", "rank"} -> {"index", "signature", "reason", "explanation"}. */
+int tunelock_choose(const char* request_json, char** result_json);
+
+/* {"records": [paths], "output": path, "arch"?, "source"?} -> {"arch",
+ * "entries", "disagreements", "report"}. */
+int tunelock_merge(const char* request_json, char** result_json);
+
+/* {"records": [paths]} -> {"report": text, "disagreements": [...]}. */
+int tunelock_report(const char* request_json, char** result_json);
+
+/* A table file (JSON or binary) as canonical JSON; and conversion by the
+ * output's extension (.tlb binary, else JSON). */
+int tunelock_table_json(const char* path, char** table_json);
+int tunelock_table_convert(const char* input, const char* output);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TUNELOCK_C_API_H */

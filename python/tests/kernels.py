@@ -1,0 +1,92 @@
+"""Stand-in kernels and tensors for the interception tests: plain objects
+with `.dtype`, and JIT-like kernels with `run`. The row sum adds BLOCK-sized
+partial sums, so BLOCK changes the bits of the result, as on a GPU; the
+fake benchmark reads a per-BLOCK cost plus seeded noise, so "fresh
+processes" (seeds) can time different winners."""
+import inspect
+import random
+
+import triton
+
+
+class DType:
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return self.name
+
+
+class Tensor:
+    def __init__(self, values, dtype="torch.float32"):
+        self.values = list(values)
+        self.dtype = DType(dtype)
+
+    def zero_(self):
+        self.values = [0.0] * len(self.values)
+
+    def clone(self):
+        return Tensor(self.values, str(self.dtype))
+
+    def copy_(self, other):
+        self.values = list(other.values)
+
+
+class JITKernel:
+    """Like triton.JITFunction: `fn` is the Python function, `run` launches."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.arg_names = list(inspect.signature(fn).parameters)
+        self.launches = []
+
+    def run(self, *args, **kwargs):
+        accepted = {k: v for k, v in kwargs.items() if k in self.arg_names}
+        self.launches.append(dict(accepted))
+        return self.fn(*args, **accepted)
+
+
+def row_sum(x, out, n, BLOCK):
+    total = 0.0
+    for start in range(0, n, BLOCK):
+        total += sum(x.values[start:start + BLOCK])
+    out.values[0] += total  # accumulates: autotuning needs reset_to_zero
+
+
+def mixed_values(n=4096, seed=7):
+    rng = random.Random(seed)
+    return [rng.uniform(-1, 1) * 10 ** rng.randint(-6, 6) for _ in range(n)]
+
+
+BLOCKS = (64, 128, 256, 512)
+BASE_MS = {64: 1.00, 128: 0.98, 256: 0.99, 512: 1.01}  # close: noise decides
+
+
+class NoisyBench:
+    """do_bench for the stand-in: runs the call, returns its BLOCK's cost
+    plus noise from `seed` (one seed per simulated process)."""
+
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        self.calls = 0
+        self.kernel = None
+
+    def __call__(self, kernel_call, quantiles):
+        self.calls += 1
+        kernel_call()
+        block = self.kernel.launches[-1]["BLOCK"]
+        ms = BASE_MS[block] * (1 + self.rng.uniform(-0.05, 0.05))
+        return [ms, ms * 0.99, ms * 1.01]
+
+
+def make_autotuner(seed=0, configs=None, **options):
+    kernel = JITKernel(row_sum)
+    kernel.fn.__module__ = "demo.kernels"
+    bench = NoisyBench(seed)
+    bench.kernel = kernel
+    configs = configs or [triton.Config({"BLOCK": b}, num_warps=max(1, b // 64), num_stages=2)
+                          for b in BLOCKS]
+    tuner = triton.Autotuner(kernel, ["x", "out", "n"], configs, ["n"],
+                             options.pop("reset_to_zero", ["out"]), options.pop("restore_value", None),
+                             do_bench=bench, **options)
+    return tuner, kernel, bench

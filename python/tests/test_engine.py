@@ -1,0 +1,135 @@
+"""The engine from Python: the same policy sources, rules, formats and
+messages as the C++ library and the CLI."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import tunelock
+
+CANDIDATES = [
+    {"kwargs": {"BLOCK_M": 128, "BLOCK_N": 128}, "num_warps": 8, "num_stages": 3},
+    {"kwargs": {"BLOCK_M": 64, "BLOCK_N": 64}, "num_warps": 4, "num_stages": 2},
+]
+
+
+def test_policy_from_keywords_is_validated_and_resolved_by_the_engine():
+    policy = tunelock.Policy(mode="pinned", block_sizes={"BLOCK_M": 64}, modules=["a.b", "c"])
+    assert policy.mode == "pinned"
+    assert policy.block_sizes == {"BLOCK_M": 64}
+    assert policy.modules == ["a.b", "c"]
+    assert policy.intercepts is True
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"mode": "bogus"}, "mode"),
+    ({"on_miss": "panic"}, "on_miss"),
+    ({"block_sizes": {"WARPS": 4}}, "BLOCK"),
+    ({"mode": "record"}, "record"),
+    ({"verify_evry": 3}, "verify_evry"),
+])
+def test_bad_policy_fields_raise_the_engines_message(fields, message):
+    with pytest.raises(tunelock.TunelockError) as error:
+        tunelock.Policy(**fields)
+    assert message in str(error.value)
+
+
+def test_policy_from_environment_reads_the_same_variables(monkeypatch):
+    monkeypatch.setenv("TUNELOCK_MODE", "pinned")
+    monkeypatch.setenv("MCORE_AUTOTUNE_ON_MISS", "error")
+    monkeypatch.setenv("TUNELOCK_BLOCK_M", "64")
+    policy = tunelock.Policy.from_environment()
+    assert (policy.mode, policy.on_miss, policy.block_sizes) == ("pinned", "error", {"BLOCK_M": 64})
+    monkeypatch.setenv("TUNELOCK_MODDE", "pinned")
+    with pytest.raises(tunelock.TunelockError, match="TUNELOCK_MODDE"):
+        tunelock.Policy.from_environment()
+
+
+def test_an_unwritable_record_path_fails_install_and_keeps_the_previous_policy(tmp_path):
+    tunelock.install(mode="pinned")
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    with pytest.raises(tunelock.TunelockError):
+        tunelock.install(mode="record", record_path=str(blocked / "sub" / "rec"))
+    assert tunelock.installed_policy().mode == "pinned"
+
+
+def test_tuning_keys_are_built_as_the_engine_builds_them():
+    assert tunelock.tuning_key([("M", 128), ("CAUSAL", False), ("name", "x")],
+                               ["torch.bfloat16"]) == "M=128|CAUSAL=False|name=x|torch.bfloat16"
+
+
+def test_choose_explains_with_the_rules_own_words():
+    choice = tunelock.choose("pkg.mm", "M=1", candidates=CANDIDATES)
+    assert (choice.index, choice.reason) == (1, "min_cost")
+    assert choice.signature == "BLOCK_M=64,BLOCK_N=64;warps=4;stages=2"
+    assert any("cheapest" in line for line in choice.explanation)
+    assert tunelock.choose("pkg.mm", "M=1", candidates=CANDIDATES,
+                           block_sizes={"BLOCK_M": 128}).reason == "block_sizes"
+    with pytest.raises(tunelock.TunelockError, match="pkg.mm"):
+        tunelock.choose("pkg.mm", "M=1", candidates=CANDIDATES, on_miss="error")
+
+
+def test_choose_uses_a_table_file_and_chaos_is_rank_dependent(tmp_path):
+    table = tmp_path / "sm90.json"
+    table.write_text(json.dumps({"arch": "sm90", "kernels": {"mm": {"M=1": CANDIDATES[0]}}}))
+    choice = tunelock.choose("pkg.mm", "M=1", candidates=CANDIDATES, tables=[table])
+    assert (choice.index, choice.reason) == (0, "table")
+    picks = {tunelock.choose("pkg.mm", "M=1", candidates=CANDIDATES, chaos=True, rank=r).index
+             for r in range(2)}
+    assert picks == {0, 1}
+
+
+def test_tables_load_and_convert_both_ways(tmp_path):
+    source = tmp_path / "sm90.json"
+    source.write_text(json.dumps({"arch": "sm90", "kernels": {"k": {"*": CANDIDATES[1]}}}))
+    tunelock.convert_table(str(source), str(tmp_path / "sm90.tlb"))
+    assert tunelock.table(str(tmp_path / "sm90.tlb")) == tunelock.table(str(source))
+    assert tunelock.table(str(source))["arch"] == "sm90"
+    with pytest.raises(tunelock.TunelockError, match="nope.json"):
+        tunelock.table(str(tmp_path / "nope.json"))
+
+
+def test_pinned_choices_are_logged_once_and_digested(tmp_path):
+    tunelock.install(mode="pinned")
+    first = tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", CANDIDATES)
+    again = tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", CANDIDATES)
+    assert first == again and first.reason == "min_cost"
+    assert tunelock.choice_log() == {"sm90|pkg.mm|M=1": "BLOCK_M=64,BLOCK_N=64;warps=4;stages=2;pinned"}
+    digest = tunelock.choice_digest()
+    assert len(digest) == 32
+    tunelock.flush(str(tmp_path / "log"))
+    dumped = json.loads((tmp_path / "log.rank0.json").read_text())
+    assert dumped["digest"] == digest
+
+
+def test_record_merge_and_report_as_the_cli_does(tmp_path):
+    tunelock.install(mode="record", record_path=str(tmp_path / "rec"))
+    timings = [{"config": CANDIDATES[0], "median_ms": 0.5},
+               {"config": CANDIDATES[1], "median_ms": 0.7, "nondeterministic": True}]
+    tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0], timings)
+    tunelock.flush()
+    records = [str(tmp_path / "rec.rank0.json")]
+    merged = tunelock.merge(records, str(tmp_path / "sm90.json"))
+    assert (merged["arch"], merged["entries"]) == ("sm90", 1)
+    report = tunelock.report(records)
+    assert report["disagreements"][0]["nondeterministic"] == ["BLOCK_M=64,BLOCK_N=64;warps=4;stages=2"]
+    assert tunelock.choose("pkg.mm", "M=1", candidates=CANDIDATES,
+                           tables=[str(tmp_path / "sm90.json")]).index == 0
+
+
+def test_verify_alone_agrees_and_maybe_verify_follows_the_cadence():
+    tunelock.install(mode="pinned", verify_every=2)
+    tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", CANDIDATES)
+    assert tunelock.maybe_verify(1) is None
+    assert tunelock.maybe_verify(2) is True
+
+
+def test_the_library_loads_in_a_fresh_interpreter_and_reports_its_version():
+    code = "import tunelock; print(tunelock.version())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip()[0].isdigit()

@@ -1,0 +1,92 @@
+"""The engine's C ABI (libtunelock_c.so) through ctypes.
+
+ctypes is part of the standard library and the ABI is plain C, so the
+same library serves every Python version. The library is found through
+TUNELOCK_LIBRARY, else beside this file (where the build and
+`cmake --install` put it).
+"""
+import ctypes
+import json
+import os
+
+_LIBRARY_NAME = "libtunelock_c.so"
+
+
+class TunelockError(Exception):
+    """An error from the engine: what, where and how to fix, as it words them."""
+
+
+GATHER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_char),
+                             ctypes.c_size_t, ctypes.c_void_p)
+
+_OUT = ctypes.POINTER(ctypes.c_char_p)
+_SIGNATURES = {
+    "tunelock_version": ([], ctypes.c_char_p),
+    "tunelock_last_error": ([], ctypes.c_char_p),
+    "tunelock_free": ([ctypes.c_void_p], None),
+    "tunelock_policy_resolve": ([ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p], ctypes.c_int),
+    "tunelock_install": ([ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p], ctypes.c_int),
+    "tunelock_installed_policy": ([ctypes.c_void_p], ctypes.c_int),
+    "tunelock_observes": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)],
+                          ctypes.c_int),
+    "tunelock_tuning_key": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
+    "tunelock_pinned_choice": ([ctypes.c_char_p] * 5 + [ctypes.c_void_p], ctypes.c_int),
+    "tunelock_log_choice": ([ctypes.c_char_p] * 5 + [ctypes.c_int, ctypes.POINTER(ctypes.c_int)],
+                            ctypes.c_int),
+    "tunelock_record": ([ctypes.c_char_p] * 5, ctypes.c_int),
+    "tunelock_set_device": ([ctypes.c_char_p], ctypes.c_int),
+    "tunelock_choice_log": ([ctypes.c_void_p], ctypes.c_int),
+    "tunelock_choice_digest": ([ctypes.c_void_p], ctypes.c_int),
+    "tunelock_flush": ([ctypes.c_char_p], ctypes.c_int),
+    "tunelock_gather_add": ([ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t], ctypes.c_int),
+    "tunelock_verify": ([ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
+                         ctypes.POINTER(ctypes.c_int), GATHER_FN, ctypes.c_void_p,
+                         ctypes.POINTER(ctypes.c_int)], ctypes.c_int),
+    "tunelock_verify_ucx": ([ctypes.c_int64, ctypes.POINTER(ctypes.c_int)], ctypes.c_int),
+    "tunelock_choose": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
+    "tunelock_merge": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
+    "tunelock_report": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
+    "tunelock_table_json": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
+    "tunelock_table_convert": ([ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int),
+}
+
+
+def _load():
+    path = os.environ.get("TUNELOCK_LIBRARY") or os.path.join(os.path.dirname(__file__),
+                                                             _LIBRARY_NAME)
+    try:
+        library = ctypes.CDLL(path)
+    except OSError as error:
+        raise TunelockError(f"cannot load the tunelock engine library {path}: {error} "
+                            "(build tunelock, or set TUNELOCK_LIBRARY to libtunelock_c.so)") from None
+    for name, (arguments, result) in _SIGNATURES.items():
+        function = getattr(library, name)
+        function.argtypes = arguments
+        function.restype = result
+    return library
+
+
+lib = _load()
+
+
+def encode(text):
+    return None if text is None else str(text).encode("utf-8")
+
+
+def check(status):
+    if status != 0:
+        raise TunelockError(lib.tunelock_last_error().decode("utf-8", "replace"))
+
+
+def call_text(name, *arguments):
+    """Calls a function whose last argument is a char** out; returns the text."""
+    out = ctypes.c_void_p()
+    check(getattr(lib, name)(*arguments, ctypes.byref(out)))
+    try:
+        return ctypes.string_at(out.value).decode("utf-8")
+    finally:
+        lib.tunelock_free(out.value)
+
+
+def call_json(name, *arguments):
+    return json.loads(call_text(name, *arguments))

@@ -1,0 +1,246 @@
+"""Carrying out the installed policy inside Triton's autotuner.
+
+The only module that touches Triton: `install()` replaces `Autotuner.run`
+with the story of one call as Megatron's interception tells it —
+
+- a kernel the policy does not observe (out of scope, config-invariant, or
+  a policy that intercepts nothing): Triton's own run, untouched;
+- a single-config autotuner: Triton's run, logged once under key `*`;
+- `pinned`: the engine's choice among the autotuner's (pruned) configs,
+  never timed, cached per key, launched as Triton launches its winner;
+- `record` / `auto`: Triton times as usual; the winner is logged as timed
+  and, in record mode, every config's timing goes into the record.
+
+Everything else (rules, tables, the log, digest, verify) is the engine's.
+"""
+import logging
+import math
+import threading
+import weakref
+
+import tunelock as engine
+
+logger = logging.getLogger("tunelock")
+
+_lock = threading.RLock()
+_original_run = None
+_autotuner_class = None
+_generation = 0  # bumped by every install: choices belong to the policy they were made under
+_policy = None  # the installed policy, as the engine resolved it
+_states = weakref.WeakKeyDictionary()
+_enumerated = set()
+
+
+class _TunerState:
+    """What the interception keeps per autotuner."""
+
+    def __init__(self, autotuner):
+        self.module = kernel_module(autotuner)
+        self.name = kernel_name(autotuner)
+        self.qualified = f"{self.module}.{self.name}" if self.module else self.name
+        self.observed = engine.observes(self.module, self.name)
+        self.generation = _generation
+        self.chosen = {}  # Triton's key tuple -> Config (pinned) or True (seen, timed)
+        self.singleton_logged = False
+
+
+def autotuner_class():
+    """Triton's `Autotuner`, or None when Triton is not installed."""
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except ImportError:
+        return None
+    return Autotuner
+
+
+def install(policy=None, **fields):
+    """Installs `policy` (default: the environment's) and intercepts Triton's
+    autotuner. Repeated calls replace the policy; the patch is applied once.
+    Without Triton there is nothing to patch, and the policy is still installed."""
+    global _original_run, _autotuner_class, _generation, _policy
+    with _lock:
+        installed = engine.install(policy, **fields)
+        _policy = installed.as_dict()
+        _generation += 1
+        _enumerated.clear()
+        _describe_device()
+        autotuner = autotuner_class()
+        if autotuner is None or _original_run is not None:
+            return installed
+        if not callable(getattr(autotuner, "run", None)) or not hasattr(autotuner, "prune_configs"):
+            raise engine.TunelockError("this Triton's Autotuner has no run/prune_configs to intercept")
+        _autotuner_class, _original_run = autotuner, autotuner.run
+        autotuner.run = _run
+        return installed
+
+
+def uninstall():
+    """Puts Triton's own `Autotuner.run` back."""
+    global _original_run, _autotuner_class
+    with _lock:
+        if _original_run is not None:
+            _autotuner_class.run = _original_run
+        _original_run, _autotuner_class = None, None
+        _states.clear()
+
+
+def arch_tag():
+    """sm<major><minor> for the current device, or unknown off-GPU."""
+    try:
+        import torch
+        if torch.cuda.is_available():
+            major, minor = torch.cuda.get_device_capability()
+            return f"sm{major}{minor}"
+    except ImportError:
+        pass
+    return "unknown"
+
+
+def _describe_device():
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            return
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        engine.set_device(props.name, props.multi_processor_count, "", str(torch.version.cuda))
+    except ImportError:
+        pass
+
+
+def kernel_name(autotuner):
+    """The underlying kernel function's name, unwrapping JIT and decorator layers."""
+    return _base_function(autotuner).__name__
+
+
+def kernel_module(autotuner):
+    """The module the kernel is defined in: scopes which kernels are pinned."""
+    return getattr(_base_function(autotuner), "__module__", "") or ""
+
+
+def _base_function(autotuner):
+    fn = getattr(autotuner, "base_fn", None) or autotuner.fn
+    while hasattr(fn, "fn") and not hasattr(fn, "__code__"):
+        fn = fn.fn
+    return fn
+
+
+def config_data(config):
+    """A Triton Config in Megatron's config form; hooks stay on the live Config."""
+    data = {
+        "kwargs": {name: int(value) if isinstance(value, bool) else value
+                   for name, value in config.kwargs.items()},
+        "num_warps": config.num_warps,
+        "num_stages": config.num_stages,
+        "num_ctas": getattr(config, "num_ctas", 1),
+    }
+    if getattr(config, "maxnreg", None) is not None:
+        data["maxnreg"] = config.maxnreg
+    if getattr(config, "ir_override", None) is not None:
+        data["ir_override"] = config.ir_override
+    return data
+
+
+def _call_args(autotuner, args, kwargs):
+    named = dict(zip(autotuner.arg_names, args))
+    return named, {k: v for k, v in {**named, **kwargs}.items() if k in autotuner.arg_names}
+
+
+def tuning_key(autotuner, args, kwargs):
+    """The autotuner's key arguments as name=value, then the dtype of every tensor argument."""
+    _, call = _call_args(autotuner, args, kwargs)
+    key_args = [(name, call[name]) for name in autotuner.keys if name in call]
+    dtypes = [str(value.dtype) for value in call.values() if hasattr(value, "dtype")]
+    return engine.tuning_key(key_args, dtypes)
+
+
+def _key_tuple(autotuner, args, kwargs):
+    """Triton's own cache key: cheap to build on every call."""
+    _, call = _call_args(autotuner, args, kwargs)
+    key = [call[name] for name in autotuner.keys if name in call]
+    key.extend(str(value.dtype) for value in call.values() if hasattr(value, "dtype"))
+    return tuple(key)
+
+
+def _state(autotuner):
+    state = _states.get(autotuner)
+    if state is None or state.generation != _generation:
+        state = _states[autotuner] = _TunerState(autotuner)
+    return state
+
+
+def _enumerate(state, count, what):
+    if _policy.get("enumerate") and state.qualified not in _enumerated:
+        _enumerated.add(state.qualified)
+        logger.info("%s %s (%d configs)", what, state.qualified, count)
+
+
+def _run(self, *args, **kwargs):
+    state = _state(self)
+    if not (_policy["intercepts"] and state.observed):
+        if _policy.get("enumerate"):
+            _enumerate(state, len(self.configs), "UNPINNED")
+        return _original_run(self, *args, **kwargs)
+    pinned = _policy["mode"] == "pinned"
+    if len(self.configs) <= 1:
+        if not state.singleton_logged:
+            engine.log_choice(arch_tag(), state.module, state.name, "*",
+                              config_data(self.configs[0]), pinned)
+            state.singleton_logged = True
+        return _original_run(self, *args, **kwargs)
+    key = _key_tuple(self, args, kwargs)
+    if not pinned:
+        if key in state.chosen:
+            return _original_run(self, *args, **kwargs)
+        return _run_timed(self, state, key, args, kwargs)
+    config = state.chosen.get(key)
+    if config is None:
+        config = _choose_pinned(self, state, key, args, kwargs)
+    self.best_config = config
+    if config.pre_hook is not None:
+        named, _ = _call_args(self, args, kwargs)
+        config.pre_hook({**named, **kwargs, **config.all_kwargs()})
+    return self.fn.run(*args, **kwargs, **config.all_kwargs())
+
+
+def _choose_pinned(autotuner, state, key, args, kwargs):
+    with _lock:
+        if key in state.chosen:
+            return state.chosen[key]
+        _enumerate(state, len(autotuner.configs), "PINNED")
+        autotuner.nargs = dict(zip(autotuner.arg_names, args))
+        try:
+            candidates = autotuner.prune_configs(kwargs)
+        finally:
+            autotuner.nargs = None
+        choice = engine.pinned_choice(arch_tag(), state.module, state.name,
+                                      tuning_key(autotuner, args, kwargs),
+                                      [config_data(c) for c in candidates])
+        state.chosen[key] = candidates[choice.index]
+        return state.chosen[key]
+
+
+def _run_timed(autotuner, state, key, args, kwargs):
+    _enumerate(state, len(autotuner.configs), "TIMED")
+    autotuner.configs_timings = None  # set again only if this call benchmarks
+    result = _original_run(autotuner, *args, **kwargs)  # Triton benchmarks, then launches
+    with _lock:
+        if key in state.chosen:
+            return result
+        state.chosen[key] = True
+        arch, text_key = arch_tag(), tuning_key(autotuner, args, kwargs)
+        winner = config_data(autotuner.best_config)
+        engine.log_choice(arch, state.module, state.name, text_key, winner, False)
+        if _policy["mode"] == "record":
+            engine.record(arch, state.qualified, text_key, winner,
+                          _timings(getattr(autotuner, "configs_timings", None) or {}))
+    return result
+
+
+def _timings(configs_timings):
+    """Triton's {config: [median, p20, p80] or ms} as the record's timings."""
+    out = []
+    for config, timing in configs_timings.items():
+        median = timing[0] if isinstance(timing, (list, tuple)) else timing
+        finite = median is not None and math.isfinite(float(median))
+        out.append({"config": config_data(config), "median_ms": float(median) if finite else None})
+    return out
