@@ -1,13 +1,40 @@
-# `cmake --install`: headers, the engine library, the CLI, packaged tables,
-# and a package config so a trainer's CMakeLists can
-#   find_package(tunelock) and link tunelock::engine.
+# `cmake --install`: headers, every library a trainer links, the CLI,
+# packaged tables, and a package config so a trainer's CMakeLists can
+#   find_package(tunelock) and link tunelock::engine, tunelock::launcher,
+#   tunelock::ucx (where UCX was found) or tunelock::cuda (where CUDA was).
 include(CMakePackageConfigHelpers)
 
+set(tunelock_export_targets tunelock_engine tunelock_launcher)
 set_target_properties(tunelock_engine PROPERTIES EXPORT_NAME engine)
-install(TARGETS tunelock_engine EXPORT tunelockTargets
+set_target_properties(tunelock_launcher PROPERTIES EXPORT_NAME launcher)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/engine/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The UCX collective's headers go with its library, below.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/launcher/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  PATTERN "ucx_collective.hpp" EXCLUDE PATTERN "rendezvous.hpp" EXCLUDE)
+
+# Optional parts are exported only where they were built; the package config
+# looks up their dependencies only then (TUNELOCK_EXPORTS_* below).
+set(TUNELOCK_EXPORTS_UCX OFF)
+if(TARGET tunelock_ucx)
+  set(TUNELOCK_EXPORTS_UCX ON)
+  list(APPEND tunelock_export_targets tunelock_ucx)
+  set_target_properties(tunelock_ucx PROPERTIES EXPORT_NAME ucx)
+  install(FILES ${PROJECT_SOURCE_DIR}/launcher/include/tunelock/launcher/ucx_collective.hpp
+                ${PROJECT_SOURCE_DIR}/launcher/include/tunelock/launcher/rendezvous.hpp
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tunelock/launcher)
+endif()
+# The CUDA backend (launcher/cuda/): it installs its own headers beside its
+# target; exported here once the target exists.
+set(TUNELOCK_EXPORTS_CUDA OFF)
+if(TARGET tunelock_cuda)
+  set(TUNELOCK_EXPORTS_CUDA ON)
+  list(APPEND tunelock_export_targets tunelock_cuda)
+  set_target_properties(tunelock_cuda PROPERTIES EXPORT_NAME cuda)
+endif()
+
+install(TARGETS ${tunelock_export_targets} EXPORT tunelockTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/engine/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS tunelock RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/tables/ DESTINATION ${CMAKE_INSTALL_DATADIR}/tunelock/tables
   FILES_MATCHING PATTERN "*.json" PATTERN "*.tlb")

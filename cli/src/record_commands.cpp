@@ -20,12 +20,12 @@ struct RecordOptions {
 // Timing sidecars are read beside their record file, so a glob such as
 // `rec.rank*.json` that also matches them does what the user meant.
 std::vector<RecordFile> load_all(const std::vector<std::string>& paths) {
-  std::vector<RecordFile> out;
+  std::vector<std::filesystem::path> records;
   for (const std::string& path : paths) {
-    if (!path.ends_with(".timings.json")) out.push_back(load_record_file(path));
+    if (!path.ends_with(".timings.json")) records.emplace_back(path);
   }
-  if (out.empty()) throw Error("no record files given (only timing sidecars)");
-  return out;
+  if (records.empty()) throw Error("no record files given (only timing sidecars)");
+  return load_record_files(records);
 }
 
 int merge(const RecordOptions& options, Streams& streams) {

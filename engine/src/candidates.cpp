@@ -16,7 +16,7 @@ std::vector<Config> configs_from(const json& value, const std::string& where) {
   std::vector<Config> out;
   out.reserve(value.size());
   for (std::size_t i = 0; i < value.size(); ++i)
-    out.push_back(config_from_json(value[i], index_path(where, i)));
+    out.push_back(candidate_from_json(value[i], index_path(where, i)));
   return out;
 }
 

@@ -38,7 +38,7 @@ void sort_params(std::vector<Param>& params) {
 Config make_config(std::vector<Param> params, int num_warps, int num_stages, int num_ctas,
                    std::optional<int> maxnreg) {
   sort_params(params);
-  return Config{std::move(params), num_warps, num_stages, num_ctas, maxnreg};
+  return Config{std::move(params), num_warps, num_stages, num_ctas, maxnreg, std::nullopt};
 }
 
 std::string signature(const Config& config) {
@@ -54,6 +54,7 @@ std::string signature(const Config& config) {
   out += ";stages=" + std::to_string(config.num_stages);
   if (config.num_ctas != 1) out += ";ctas=" + std::to_string(config.num_ctas);
   if (config.maxnreg) out += ";maxnreg=" + std::to_string(*config.maxnreg);
+  if (config.ir_override) out += ";ir_override=" + *config.ir_override;
   return out;
 }
 

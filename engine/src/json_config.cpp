@@ -11,69 +11,180 @@ using nlohmann::json;
 
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
+// Triton's defaults, used for candidates only: a recorded entry must say.
+constexpr int kTritonWarps = 4;
+constexpr int kTritonStages = 3;
+
 int launch_option(const json& object, std::string_view field, const std::string& where,
-                  std::int64_t min, int fallback) {
+                  std::int64_t min, std::optional<int> fallback) {
   const json* value = find_member(object, field);
-  if (!value) return fallback;
+  if (!value) {
+    if (fallback) return *fallback;
+    throw Error(member_path(where, field) +
+                ": missing; a recorded config names num_warps and num_stages");
+  }
   return static_cast<int>(require_int(*value, member_path(where, field), min, kIntMax));
 }
 
-}  // namespace
-
-TableEntry table_entry_from_json(const json& value, const std::string& where) {
-  require_object(value, where);
+void reject_unknown_fields(const json& value, const std::string& where) {
   for (const auto& [field, member] : value.items()) {
     if (field != "kwargs" && field != "num_warps" && field != "num_stages" && field != "num_ctas" &&
-        field != "maxnreg") {
+        field != "maxnreg" && field != "ir_override") {
       throw Error(member_path(where, field) +
                   ": unknown config field; known: kwargs, num_warps, num_stages, num_ctas, "
-                  "maxnreg");
+                  "maxnreg, ir_override");
     }
   }
-  TableEntry entry;
-  Config& config = entry.config;
-  if (const json* kwargs = find_member(value, "kwargs")) {
-    const std::string kwargs_where = member_path(where, "kwargs");
-    require_object(*kwargs, kwargs_where);
-    for (const auto& [name, number] : kwargs->items()) {
-      if (name.empty()) throw Error(kwargs_where + ": empty parameter name");
-      // Block sizes are extents; anything else (flags, counts) may be any integer.
-      const std::int64_t min = is_block_param(name) ? 1 : std::numeric_limits<std::int64_t>::min();
-      config.params.push_back(
-          Param{name, require_int(number, member_path(kwargs_where, name), min)});
-    }
-    sort_params(config.params);  // JSON objects cannot repeat keys after parsing
+}
+
+std::vector<Param> kwargs_from(const json& value, const std::string& where) {
+  std::vector<Param> params;
+  const json* kwargs = find_member(value, "kwargs");
+  if (!kwargs) return params;
+  const std::string kwargs_where = member_path(where, "kwargs");
+  require_object(*kwargs, kwargs_where);
+  for (const auto& [name, number] : kwargs->items()) {
+    if (name.empty()) throw Error(kwargs_where + ": empty parameter name");
+    // Block sizes are extents; anything else (flags, counts) may be any integer.
+    const std::int64_t min = is_block_param(name) ? 1 : std::numeric_limits<std::int64_t>::min();
+    params.push_back(Param{name, require_int(number, member_path(kwargs_where, name), min)});
   }
-  config.num_warps = launch_option(value, "num_warps", where, 0, config.num_warps);
-  config.num_stages = launch_option(value, "num_stages", where, 0, config.num_stages);
-  config.num_ctas = launch_option(value, "num_ctas", where, 1, config.num_ctas);
-  entry.names_ctas = find_member(value, "num_ctas") != nullptr;
+  sort_params(params);  // JSON objects cannot repeat keys after parsing
+  return params;
+}
+
+Config read_config(const json& value, const std::string& where, bool triton_defaults) {
+  require_object(value, where);
+  reject_unknown_fields(value, where);
+  Config config;
+  config.params = kwargs_from(value, where);
+  config.num_warps = launch_option(value, "num_warps", where, 0,
+                                   triton_defaults ? std::optional(kTritonWarps) : std::nullopt);
+  config.num_stages = launch_option(value, "num_stages", where, 0,
+                                    triton_defaults ? std::optional(kTritonStages) : std::nullopt);
+  config.num_ctas = launch_option(value, "num_ctas", where, 1, 1);
   if (const json* maxnreg = find_member(value, "maxnreg"); maxnreg && !maxnreg->is_null()) {
     config.maxnreg =
         static_cast<int>(require_int(*maxnreg, member_path(where, "maxnreg"), 1, kIntMax));
   }
-  return entry;
+  if (const json* ir = find_member(value, "ir_override"); ir && !ir->is_null()) {
+    const std::string at = member_path(where, "ir_override");
+    if (!ir->is_string()) throw Error(at + ": expected a string or null, got " + describe(*ir));
+    config.ir_override = ir->get<std::string>();
+  }
+  return config;
 }
 
+// Python's json.dumps layout over nlohmann's tokens: nlohmann writes every
+// scalar and key (escaping as Python does with ensure_ascii); only the
+// separators differ. Objects iterate sorted, as sort_keys=True does.
+std::string python_layout(const json& value) {
+  if (value.is_object()) {
+    std::string out = "{";
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (it != value.begin()) out += ", ";
+      out += json(it.key()).dump(-1, ' ', true) + ": " + python_layout(it.value());
+    }
+    return out + "}";
+  }
+  if (value.is_array()) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + python_layout(value[i]);
+    return out + "]";
+  }
+  return value.dump(-1, ' ', true);
+}
+
+// The JSON path of the value being parsed, from nlohmann's parse events: the
+// parser names no path when it refuses a number, so a second pass finds it.
+class PathTracker {
+ public:
+  explicit PathTracker(std::string root) : root_(std::move(root)) {}
+
+  bool on_event(json::parse_event_t event, const json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        levels_.push_back({false, {}, 0});
+        break;
+      case json::parse_event_t::array_start:
+        levels_.push_back({true, {}, 0});
+        break;
+      case json::parse_event_t::key:
+        levels_.back().key = parsed.get<std::string>();
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        levels_.pop_back();
+        element_done();
+        break;
+      case json::parse_event_t::value:
+        element_done();
+        break;
+    }
+    return true;
+  }
+
+  std::string path() const {
+    std::string out = root_;
+    for (const Level& level : levels_)
+      out = level.array ? index_path(out, level.index) : member_path(out, level.key);
+    return out;
+  }
+
+ private:
+  struct Level {
+    bool array;
+    std::string key;
+    std::size_t index;
+  };
+  void element_done() {
+    if (!levels_.empty() && levels_.back().array) ++levels_.back().index;
+  }
+  std::string root_;
+  std::vector<Level> levels_;
+};
+
+std::string path_of_refused_number(std::string_view text, const std::string& origin) {
+  PathTracker tracker(origin + ": ");
+  try {
+    const json parsed = json::parse(text, [&](int, json::parse_event_t event, json& value) {
+      return tracker.on_event(event, value);
+    });
+  } catch (const json::exception&) {
+    return tracker.path();
+  }
+  return origin;
+}
+
+}  // namespace
+
 Config config_from_json(const json& value, const std::string& where) {
-  return table_entry_from_json(value, where).config;
+  return read_config(value, where, false);
+}
+
+TableEntry table_entry_from_json(const json& value, const std::string& where) {
+  return TableEntry{read_config(value, where, false)};
+}
+
+Config candidate_from_json(const json& value, const std::string& where) {
+  return read_config(value, where, true);
 }
 
 json config_to_json(const Config& config) {
   json kwargs = json::object();
   for (const Param& p : config.params) kwargs[p.name] = p.value;
-  json out = {{"kwargs", std::move(kwargs)},
-              {"num_warps", config.num_warps},
-              {"num_stages", config.num_stages}};
-  if (config.num_ctas != 1) out["num_ctas"] = config.num_ctas;
-  if (config.maxnreg) out["maxnreg"] = *config.maxnreg;
-  return out;
+  return {{"kwargs", std::move(kwargs)},
+          {"num_warps", config.num_warps},
+          {"num_stages", config.num_stages},
+          {"num_ctas", config.num_ctas},
+          {"maxnreg", config.maxnreg ? json(*config.maxnreg) : json(nullptr)},
+          {"ir_override", config.ir_override ? json(*config.ir_override) : json(nullptr)}};
 }
 
-json table_entry_to_json(const TableEntry& entry) {
-  json out = config_to_json(entry.config);
-  if (entry.names_ctas) out["num_ctas"] = entry.config.num_ctas;
-  return out;
+json table_entry_to_json(const TableEntry& entry) { return config_to_json(entry.config); }
+
+std::string canonical_config_text(const Config& config) {
+  return python_layout(config_to_json(config));
 }
 
 json parse_json(std::string_view text, const std::string& origin) {
@@ -83,6 +194,12 @@ json parse_json(std::string_view text, const std::string& origin) {
     return json::parse(text);
   } catch (const json::parse_error& e) {
     throw Error(origin + ": not valid JSON at byte " + std::to_string(e.byte));
+  } catch (const json::out_of_range&) {
+    // nlohmann refuses numbers beyond double (1e400) as out_of_range.
+    throw Error(path_of_refused_number(text, origin) +
+                ": number out of range (beyond a 64-bit float)");
+  } catch (const json::exception& e) {
+    throw Error(origin + ": not valid JSON (" + std::string(e.what()) + ")");
   }
 }
 

@@ -13,6 +13,7 @@
 #include "tunelock/fb/record_timings_generated.h"
 #include "tunelock/files.hpp"
 #include "tunelock/json_config.hpp"
+#include "tunelock/table_format.hpp"
 #include "tunelock/version.hpp"
 
 namespace tunelock {
@@ -30,12 +31,17 @@ void walk_three_levels(const json& root, const std::string& where, Visit visit) 
   require_object(root, where);
   for (const auto& [arch, kernels] : root.items()) {
     const std::string arch_where = member_path(where, arch);
+    // The names a merged table will hold pass the table readers' checks here.
+    check_arch_name(arch, arch_where);
     require_object(kernels, arch_where);
     for (const auto& [qualified, keys] : kernels.items()) {
       const std::string kernel_where = member_path(arch_where, qualified);
+      check_kernel_name(qualified, arch_where);
       require_object(keys, kernel_where);
-      for (const auto& [key, value] : keys.items())
+      for (const auto& [key, value] : keys.items()) {
+        check_key(key, kernel_where);
         visit(arch, qualified, key, value, kernel_where + "[\"" + key + "\"]");
+      }
     }
   }
 }
@@ -49,6 +55,35 @@ double aggregated(const Vote& vote) {
 
 std::string key_text(const RecordKey& key) {
   return std::get<0>(key) + "|" + std::get<1>(key) + "|" + std::get<2>(key);
+}
+
+// `<prefix>.rank<N>.json` -> N, or -1: Megatron's records carry their rank
+// only in the name.
+int rank_in_name(const std::filesystem::path& path) {
+  const std::string name = path.filename().string();
+  const auto at = name.rfind(".rank");
+  if (at == std::string::npos || !name.ends_with(".json")) return -1;
+  const std::string digits = name.substr(at + 5, name.size() - 5 - (at + 5));
+  if (digits.empty() || digits.size() > 9 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return -1;
+  return std::stoi(digits);
+}
+
+// One recording's files are one vote per rank: the same file twice, or two
+// files of one rank, would count a rank twice.
+void require_distinct(const std::vector<RecordFile>& records) {
+  std::map<std::string, const RecordFile*> by_origin;
+  std::map<int, const RecordFile*> by_rank;
+  for (const RecordFile& r : records) {
+    if (auto [it, fresh] = by_origin.emplace(r.origin, &r); !fresh)
+      throw Error(r.origin + ": given twice; each record file is one rank's vote");
+    if (r.rank < 0) continue;
+    if (auto [it, fresh] = by_rank.emplace(r.rank, &r); !fresh) {
+      throw Error(it->second->origin + " and " + r.origin + " are both rank " +
+                  std::to_string(r.rank) + "; merge one file per rank");
+    }
+  }
 }
 
 }  // namespace
@@ -122,6 +157,7 @@ void add_timings_from_json(RecordFile& record, std::string_view text, const std:
 
 RecordFile load_record_file(const std::filesystem::path& path) {
   RecordFile record = record_from_json(read_file(path), path.string());
+  record.rank = rank_in_name(path);  // a sidecar, when there is one, says for itself
   std::string stem = path.string();
   if (!stem.ends_with(".json")) return record;
   stem.resize(stem.size() - 5);
@@ -231,6 +267,20 @@ std::string timings_to_binary(const RecordFile& record) {
   return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
 }
 
+std::vector<RecordFile> load_record_files(const std::vector<std::filesystem::path>& paths) {
+  std::vector<RecordFile> out;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(paths[i], paths[j], ec))
+        throw Error(paths[i].string() + ": the same file as " + paths[j].string() +
+                    "; each record file is one rank's vote");
+    }
+    out.push_back(load_record_file(paths[i]));
+  }
+  return out;
+}
+
 // Per key, every config some rank's audit flagged as nondeterministic.
 std::map<RecordKey, std::set<std::string>> flagged_configs(const std::vector<RecordFile>& records) {
   std::map<RecordKey, std::set<std::string>> out;
@@ -242,6 +292,7 @@ std::map<RecordKey, std::set<std::string>> flagged_configs(const std::vector<Rec
 }
 
 std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
+  require_distinct(records);
   const auto flagged = flagged_configs(records);
   std::map<RecordKey, std::map<std::string, Vote>> votes;
   for (const RecordFile& record : records) {
@@ -269,15 +320,18 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
     const auto flags = flagged.find(key);
     if (flags != flagged.end())
       verdict.nondeterministic.assign(flags->second.begin(), flags->second.end());
+    std::map<std::string, std::string> text;  // signature -> Megatron's tie-break text
     for (auto& [sig, vote] : by_signature) {
       if (flags != flagged.end() && flags->second.count(sig)) continue;  // never pinned
       std::sort(vote.timings_ms.begin(), vote.timings_ms.end());
+      text[sig] = canonical_config_text(vote.config);
       verdict.votes.push_back(std::move(vote));
     }
-    std::sort(verdict.votes.begin(), verdict.votes.end(), [](const Vote& a, const Vote& b) {
+    std::sort(verdict.votes.begin(), verdict.votes.end(), [&](const Vote& a, const Vote& b) {
       if (a.count != b.count) return a.count > b.count;
       if (aggregated(a) != aggregated(b)) return aggregated(a) < aggregated(b);
-      return a.signature < b.signature;
+      return text[a.signature] <
+             text[b.signature];  // as Megatron's merge: same records, same table
     });
     if (verdict.votes.size() > 1) {
       const Vote& first = verdict.votes[0];
@@ -287,7 +341,7 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
       else if (aggregated(first) != aggregated(second))
         verdict.decided_by = "timing";
       else
-        verdict.decided_by = "signature";
+        verdict.decided_by = "config_text";
     }
     out.push_back(std::move(verdict));
   }
@@ -296,6 +350,7 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
 
 MergeResult merge_records(const std::vector<RecordFile>& records, const std::string& arch,
                           const std::string& source) {
+  if (!arch.empty()) check_arch_name(arch, "--arch");
   std::set<std::string> archs;
   for (const RecordFile& r : records)
     for (const auto& [key, config] : r.winners) archs.insert(std::get<0>(key));
@@ -345,7 +400,7 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
     const auto& [key_arch, qualified, key] = verdict.key;
     if (key_arch != chosen || verdict.votes.empty()) continue;
     const Config& winner = verdict.votes[0].config;
-    result.table->set(qualified, key, TableEntry{winner, winner.num_ctas != 1});
+    result.table->set(qualified, key, TableEntry{winner});
     if (verdict.votes.size() > 1 || !verdict.nondeterministic.empty())
       result.disagreements.push_back(std::move(verdict));
   }

@@ -51,6 +51,12 @@ void Policy::validate() const {
         "policy: mode 'record' needs a record path (TUNELOCK_RECORD=<file prefix> or "
         "record_path=<file prefix>)");
   }
+  if (record_path.ends_with('/')) {
+    // A prefix naming a folder would write hidden files such as `dir/.rank0.json`.
+    throw Error("policy: record path '" + record_path +
+                "' ends in '/'; it is a file prefix, e.g. '" + record_path +
+                "rec' writes rec.rank<N>.json there");
+  }
   std::set<std::string_view> names;
   for (const BlockSize& b : block_sizes) {
     if (!is_block_param(b.name)) {

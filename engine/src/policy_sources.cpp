@@ -210,6 +210,19 @@ std::vector<BlockSize> block_sizes_from(const Environment& env) {
   return out;
 }
 
+// Megatron passes its table and record paths through os.path.expanduser, so
+// `~` and `~/...` name the home folder here too (`~user` is left as written).
+std::string expand_home(const std::string& path, const char* home) {
+  if (!home || !*home || path.empty() || path[0] != '~') return path;
+  if (path.size() > 1 && path[1] != '/') return path;
+  return std::string(home) + path.substr(1);
+}
+
+void expand_user_paths(Policy& policy, const char* home) {
+  for (std::string& entry : policy.table_path) entry = expand_home(entry, home);
+  policy.record_path = expand_home(policy.record_path, home);
+}
+
 }  // namespace
 
 std::vector<BlockSize> parse_block_sizes(std::string_view text, const std::string& origin) {
@@ -248,6 +261,8 @@ Policy policy_from_environment(const Environment& env) {
     }
   }
   policy.block_sizes = block_sizes_from(env);
+  const std::string* home = lookup(env, "HOME");
+  expand_user_paths(policy, home ? home->c_str() : nullptr);
   policy.validate();
   return policy;
 }
@@ -263,6 +278,7 @@ Policy policy_from_key_values(const std::vector<std::pair<std::string, std::stri
     if (field == kFields.end()) throw Error(key + ": unknown policy key; known: " + known_keys());
     field->apply(base, value, key);
   }
+  expand_user_paths(base, std::getenv("HOME"));
   base.validate();
   return base;
 }

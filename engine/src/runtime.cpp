@@ -1,5 +1,6 @@
 #include "tunelock/runtime.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "tunelock/choice_log_file.hpp"
@@ -41,7 +42,6 @@ void Runtime::install(const Policy& policy) {
     policy_ = std::make_shared<const Policy>(policy);
     tables_.clear();
     groups_.clear();
-    conflict_reported_ = false;
   }
   log_.clear();
   records_.clear();
@@ -127,7 +127,6 @@ VerifyResult Runtime::verify(Collective& group) {
   }
 
   VerifyResult result;
-  bool report_now = false;
   {
     std::lock_guard lock(mutex_);
     if (generation() != generation_at_start) {
@@ -140,12 +139,22 @@ VerifyResult Runtime::verify(Collective& group) {
     GroupCursor& state = groups_[id];
     state.cursor = next_cursor;
     result = state.agreement.fold(batches);
-    report_now = !result.conflicts.empty() && !conflict_reported_;
-    if (report_now) conflict_reported_ = true;
   }
   if (result.conflicts.empty()) return result;
+  // fold() returns each conflicting key once, so a round with conflicts has
+  // new ones. One rank logs them in full, the others point to it.
   const std::string report = conflict_report(result.conflicts);
-  if (report_now) logger().error("{}", report);
+  const int reporter = std::min_element(batches.begin(), batches.end(), [](auto& a, auto& b) {
+                         return a.rank < b.rank;
+                       })->rank;
+  if (group.world_rank(group.rank()) == reporter) {
+    logger().error("{}", report);
+  } else {
+    logger().error(
+        "autotune choices differ across ranks for {} new kernel/shape key(s); rank {} "
+        "logs the full report",
+        result.conflicts.size(), reporter);
+  }
   if (policy()->verify_strict) throw Error(report);
   return result;
 }

@@ -10,15 +10,6 @@
 
 namespace tunelock {
 
-bool TableEntry::matches(const Config& candidate) const {
-  if (config.params != candidate.params) return false;
-  if (config.num_warps != candidate.num_warps || config.num_stages != candidate.num_stages)
-    return false;
-  if (names_ctas && config.num_ctas != candidate.num_ctas) return false;
-  if (config.maxnreg && config.maxnreg != candidate.maxnreg) return false;
-  return true;
-}
-
 std::vector<std::string> provenance_differences(const Provenance& table, const Provenance& device) {
   std::vector<std::string> out;
   auto compare = [&](const char* field, const std::string& a, const std::string& b) {

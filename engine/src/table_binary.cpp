@@ -24,13 +24,15 @@ flatbuffers::Offset<fb::TableConfig> write_config(flatbuffers::FlatBufferBuilder
   for (const Param& p : entry.config.params)
     params.push_back(fb::CreateParam(b, b.CreateString(p.name), p.value));
   const auto params_offset = b.CreateVector(params);
+  const auto ir_override = entry.config.ir_override ? b.CreateString(*entry.config.ir_override)
+                                                    : flatbuffers::Offset<flatbuffers::String>();
   fb::TableConfigBuilder config(b);
   config.add_params(params_offset);
   config.add_num_warps(entry.config.num_warps);
   config.add_num_stages(entry.config.num_stages);
   config.add_num_ctas(entry.config.num_ctas);
-  config.add_names_ctas(entry.names_ctas);
   if (entry.config.maxnreg) config.add_maxnreg(*entry.config.maxnreg);
+  if (entry.config.ir_override) config.add_ir_override(ir_override);
   return config.Finish();
 }
 
@@ -126,8 +128,13 @@ bool param_equal(const fb::Param* stored, const Param& live) {
 
 bool config_matches(const fb::TableConfig& stored, const Config& live) {
   if (stored.num_warps() != live.num_warps || stored.num_stages() != live.num_stages) return false;
-  if (stored.names_ctas() && stored.num_ctas() != live.num_ctas) return false;
-  if (stored.maxnreg() && (!live.maxnreg || *stored.maxnreg() != *live.maxnreg)) return false;
+  // Megatron's matching: every field equal, unset only equal to unset.
+  if (stored.num_ctas() != live.num_ctas) return false;
+  if (stored.maxnreg() ? (!live.maxnreg || *stored.maxnreg() != *live.maxnreg) : !!live.maxnreg)
+    return false;
+  if (stored.ir_override() ? (!live.ir_override || view(stored.ir_override()) != *live.ir_override)
+                           : !!live.ir_override)
+    return false;
   const auto* params = stored.params();
   const std::size_t count = params ? params->size() : 0;
   if (count != live.params.size()) return false;
@@ -148,7 +155,7 @@ TableEntry decode_config(const fb::TableConfig& stored) {
   entry.config.num_stages = stored.num_stages();
   entry.config.num_ctas = stored.num_ctas();
   if (stored.maxnreg()) entry.config.maxnreg = *stored.maxnreg();
-  entry.names_ctas = stored.names_ctas();
+  if (stored.ir_override()) entry.config.ir_override = stored.ir_override()->str();
   return entry;
 }
 
@@ -262,7 +269,7 @@ bool looks_like_binary_table(std::string_view bytes) {
 std::string table_to_binary(const Table& table) {
   flatbuffers::FlatBufferBuilder b(1024);
   // Identical configs are stored once: a table has many keys, few configs.
-  std::map<std::pair<std::string, bool>, std::uint32_t> config_index;
+  std::map<std::string, std::uint32_t> config_index;  // by signature: equal configs, equal text
   std::vector<flatbuffers::Offset<fb::TableConfig>> configs;
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
   for (const std::string& kernel : table.kernels()) {
@@ -270,7 +277,7 @@ std::string table_to_binary(const Table& table) {
     std::vector<std::uint32_t> refs;
     for (const std::string& key : table.keys(kernel)) {
       const TableEntry entry = *table.entry(kernel, key);
-      auto [it, inserted] = config_index.try_emplace({signature(entry.config), entry.names_ctas},
+      auto [it, inserted] = config_index.try_emplace(signature(entry.config),
                                                      static_cast<std::uint32_t>(configs.size()));
       if (inserted) configs.push_back(write_config(b, entry));
       keys.push_back(b.CreateString(key));

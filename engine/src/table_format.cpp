@@ -18,4 +18,12 @@ void check_arch_name(std::string_view arch, const std::string& where) {
   }
 }
 
+void check_kernel_name(std::string_view kernel, const std::string& where) {
+  if (kernel.empty()) throw Error(where + ": empty kernel name");
+}
+
+void check_key(std::string_view key, const std::string& where) {
+  if (key.empty()) throw Error(where + ": empty key; a key is `name=value|...` or \"*\"");
+}
+
 }  // namespace tunelock

@@ -68,10 +68,10 @@ std::unique_ptr<InMemoryTable> table_from_json(std::string_view text, const std:
   auto table = std::make_unique<InMemoryTable>(arch_name, provenance_from(root, where));
   for (const auto& [kernel, keys] : kernels->items()) {
     const std::string kernel_where = where + "kernels." + kernel;
-    if (kernel.empty()) throw Error(where + "kernels: empty kernel name");
+    check_kernel_name(kernel, where + "kernels");
     require_object(keys, kernel_where);
     for (const auto& [key, config] : keys.items()) {
-      if (key.empty()) throw Error(kernel_where + ": empty key");
+      check_key(key, kernel_where);
       table->set(kernel, key, table_entry_from_json(config, kernel_where + "[\"" + key + "\"]"));
     }
   }

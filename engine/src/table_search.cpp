@@ -42,8 +42,17 @@ std::unique_ptr<Table> load_table_for_arch(std::string_view arch,
   for (const fs::path& entry : entries) {
     std::error_code ec;
     if (fs::is_directory(entry, ec)) {
-      if (auto file = table_file_in(entry, arch)) return load_table_file(*file);
-      continue;
+      auto file = table_file_in(entry, arch);
+      if (!file) continue;
+      auto table = load_table_file(*file);
+      // Found by its name: a table for another arch there is a mistake, never
+      // a table to use for this one.
+      if (table->arch() != arch) {
+        throw Error(file->string() + ": found as the table for " + std::string(arch) +
+                    ", but its arch field says " + std::string(table->arch()) +
+                    "; rename the file or fix its arch");
+      }
+      return table;
     }
     if (!fs::exists(entry, ec)) {
       logger().debug("table path entry {} does not exist", entry.string());

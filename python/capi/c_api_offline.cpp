@@ -55,11 +55,11 @@ std::vector<Config> candidates_of(const json& request, const std::string& kernel
 }
 
 std::vector<RecordFile> records_of(const json& request) {
-  std::vector<RecordFile> records;
+  std::vector<std::filesystem::path> paths;
   for (const std::string& path : paths_field(request, "records"))
-    if (!path.ends_with(".timings.json")) records.push_back(load_record_file(path));
-  if (records.empty()) throw Error("records: no record files given");
-  return records;
+    if (!path.ends_with(".timings.json")) paths.push_back(path);  // read beside their records
+  if (paths.empty()) throw Error("records: no record files given");
+  return load_record_files(paths);
 }
 
 json verdict_json(const KeyVerdict& verdict) {

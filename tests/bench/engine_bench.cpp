@@ -26,7 +26,7 @@ InMemoryTable realistic_table(const std::vector<Config>& candidates) {
     for (int s = 0; s < 32; ++s) {
       table.set("_kernel_" + std::to_string(k),
                 "M=" + std::to_string(1024 * (s + 1)) + "|torch.bfloat16",
-                TableEntry{candidates[static_cast<std::size_t>((k + s) % 8)], false});
+                TableEntry{candidates[static_cast<std::size_t>((k + s) % 8)]});
     }
   }
   return table;

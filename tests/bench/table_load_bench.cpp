@@ -31,7 +31,7 @@ std::unique_ptr<InMemoryTable> generate(int kernels, int keys) {
     for (int s = 0; s < keys; ++s)
       table->set("pkg.ops._kernel_" + std::to_string(k),
                  "M=" + std::to_string(s) + "|N=4096|torch.bfloat16",
-                 TableEntry{configs[static_cast<std::size_t>((k * 7 + s) % 8)], false});
+                 TableEntry{configs[static_cast<std::size_t>((k * 7 + s) % 8)]});
   return table;
 }
 

@@ -78,12 +78,12 @@ BOOST_AUTO_TEST_CASE(validate_with_a_manifest_finds_the_stale_entry) {
 
 BOOST_AUTO_TEST_CASE(diff_reports_added_removed_changed_and_exits_1) {
   TempDir dir;
-  dir.write(
-      "a.json",
-      R"({"arch": "sm90", "kernels": {"k": {"M=1": {"num_warps": 4}, "M=2": {"num_warps": 4}}}})");
-  dir.write(
-      "b.json",
-      R"({"arch": "sm90", "kernels": {"k": {"M=2": {"num_warps": 8}, "M=3": {"num_warps": 4}}}})");
+  dir.write("a.json",
+            R"({"arch": "sm90", "kernels": {"k": {"M=1": {"num_warps": 4, "num_stages": 3},
+                                            "M=2": {"num_warps": 4, "num_stages": 3}}}})");
+  dir.write("b.json",
+            R"({"arch": "sm90", "kernels": {"k": {"M=2": {"num_warps": 8, "num_stages": 3},
+                                            "M=3": {"num_warps": 4, "num_stages": 3}}}})");
   const auto result = run_cli({"table", "diff", path(dir, "a.json"), path(dir, "b.json")});
   BOOST_TEST(result.code == 1);
   BOOST_TEST(result.out ==
@@ -111,12 +111,16 @@ BOOST_AUTO_TEST_CASE(every_malformed_table_exits_2_with_one_line_and_no_output_f
   dir.write("flipped.tlb", flipped);
   dir.write("shape.json", R"({"arch": "sm90", "kernels": [1]})");
   dir.write("type.json", R"({"arch": "sm90", "kernels": {"k": {"*": {"num_warps": "four"}}}})");
-  dir.write("float.json", R"({"arch": "sm90", "kernels": {"k": {"*": {"num_stages": 2.5}}}})");
+  dir.write("float.json",
+            R"({"arch": "sm90", "kernels": {"k": {"*": {"num_warps": 4, "num_stages": 2.5}}}})");
   dir.write("negative.json",
-            R"({"arch": "sm90", "kernels": {"k": {"*": {"kwargs": {"BLOCK_M": -64}}}}})");
+            R"({"arch": "sm90", "kernels": {"k": {"*": {"kwargs": {"BLOCK_M": -64},
+                                                          "num_warps": 4, "num_stages": 3}}}})");
   dir.write("range.json",
             R"({"arch": "sm90", "kernels": {"k": {"*": {"num_warps": 4294967296}}}})");
   dir.write("version.json", R"({"arch": "sm90", "format_version": 7, "kernels": {}})");
+  dir.write("huge.json",
+            R"({"arch": "sm90", "kernels": {"k": {"*": {"num_warps": 1e400, "num_stages": 3}}}})");
   dir.write("empty.json", "");
   dir.write("truncated.json", R"({"arch": "sm90", "kern)");
   std::filesystem::create_directories(dir.path() / "folder.json");
@@ -128,6 +132,7 @@ BOOST_AUTO_TEST_CASE(every_malformed_table_exits_2_with_one_line_and_no_output_f
       {"negative.json", "BLOCK_M: -64 is out of range"},
       {"range.json", "num_warps: 4294967296 is out of range"},
       {"version.json", "format_version 7 is newer"},
+      {"huge.json", "kernels.k.*.num_warps: number out of range"},
       {"empty.json", "empty file"},
       {"truncated.json", "not valid JSON"},
       {"folder.json", "is a directory"},
@@ -186,6 +191,34 @@ BOOST_AUTO_TEST_CASE(merge_to_binary_and_bad_records) {
   BOOST_TEST(bad.err.find("bad.rank0.json: sm90.k[\"*\"].num_warps: expected an integer") !=
              std::string::npos);
   BOOST_TEST(!std::filesystem::exists(dir.path() / "x.json"));
+}
+
+BOOST_AUTO_TEST_CASE(merge_of_one_file_twice_or_two_files_of_one_rank_exits_2) {
+  TempDir dir;
+  write_records(dir);
+  const auto twice =
+      run_cli({"merge", path(dir, "rec.rank0.json"), path(dir, "rec.rank1.json"),
+               dir.path().string() + "/./rec.rank0.json", "-o", path(dir, "x.json")});
+  BOOST_TEST(twice.code == 2);
+  BOOST_TEST(one_line(twice.err));
+  BOOST_TEST(twice.err.find("the same file as") != std::string::npos);
+  std::filesystem::create_directories(dir.path() / "copy");
+  std::filesystem::copy_file(dir.path() / "rec.rank1.json", dir.path() / "copy/rec.rank1.json");
+  const auto one_rank = run_cli({"merge", path(dir, "rec.rank1.json"),
+                                 path(dir, "copy/rec.rank1.json"), "-o", path(dir, "x.json")});
+  BOOST_TEST(one_rank.code == 2);
+  BOOST_TEST(one_rank.err.find("are both rank 1") != std::string::npos);
+  BOOST_TEST(!std::filesystem::exists(dir.path() / "x.json"));
+}
+
+BOOST_AUTO_TEST_CASE(a_json_number_beyond_a_double_exits_2_naming_file_and_path) {
+  TempDir dir;
+  dir.write("r.rank0.json", R"({"sm90": {"k": {"*": {"num_warps": 4, "num_stages": -1e400}}}})");
+  const auto result = run_cli({"merge", path(dir, "r.rank0.json"), "-o", path(dir, "x.json")});
+  BOOST_TEST(result.code == 2);
+  BOOST_TEST(one_line(result.err));
+  BOOST_TEST(result.err.find("r.rank0.json: sm90.k.*.num_stages: number out of range") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(report_shows_votes_and_timings_for_disagreeing_keys) {

@@ -30,11 +30,11 @@ std::unique_ptr<InMemoryTable> sample_table() {
   p.sm_count = 132;
   p.packages = {{"mamba_ssm", "2.3.1"}};
   auto table = std::make_unique<InMemoryTable>("sm90", p);
-  table->set("pkg.mm", "M=1",
-             TableEntry{make_config({{"BLOCK_M", 64}, {"BLOCK_N", 32}}, 4, 3), false});
-  table->set("pkg.mm", "*", TableEntry{make_config({{"BLOCK_M", 128}}, 8, 3, 2, 128), true});
-  table->set("norm", "N=8",
-             TableEntry{make_config({{"BLOCK_M", 64}, {"BLOCK_N", 32}}, 4, 3), false});
+  table->set("pkg.mm", "M=1", TableEntry{make_config({{"BLOCK_M", 64}, {"BLOCK_N", 32}}, 4, 3)});
+  Config with_ir = make_config({{"BLOCK_M", 128}}, 8, 3, 2, 128);
+  with_ir.ir_override = "mm.ttgir";
+  table->set("pkg.mm", "*", TableEntry{with_ir});
+  table->set("norm", "N=8", TableEntry{make_config({{"BLOCK_M", 64}, {"BLOCK_N", 32}}, 4, 3)});
   return table;
 }
 
@@ -68,9 +68,13 @@ BOOST_AUTO_TEST_CASE(binary_round_trip_keeps_every_entry_and_provenance) {
 BOOST_AUTO_TEST_CASE(binary_lookups_match_in_place_like_the_json_table) {
   const auto original = sample_table();
   const auto binary = table_from_binary(table_to_binary(*original), "t.tlb");
+  // The wildcard entry is ctas=2, maxnreg=128, ir_override "mm.ttgir": only
+  // the candidate equal in all of them matches, in either form.
   std::vector<Config> candidates{make_config({{"BLOCK_M", 128}}, 8, 3, 1, 128),
                                  make_config({{"BLOCK_M", 128}}, 8, 3, 2, 128),
+                                 make_config({{"BLOCK_M", 128}}, 8, 3, 2, 128),
                                  make_config({{"BLOCK_M", 64}, {"BLOCK_N", 32}}, 4, 3)};
+  candidates[2].ir_override = "mm.ttgir";
   for (const auto& [kernel, key] : std::vector<std::pair<std::string, std::string>>{
            {"pkg.mm", "M=1"}, {"pkg.mm", "*"}, {"norm", "N=8"}, {"norm", "N=9"}, {"a", "*"}}) {
     const EntryMatch a = original->match(kernel, key, candidates);
@@ -78,7 +82,7 @@ BOOST_AUTO_TEST_CASE(binary_lookups_match_in_place_like_the_json_table) {
     BOOST_TEST(a.present == b.present);
     BOOST_TEST((a.index == b.index));
   }
-  BOOST_TEST(*binary->match("pkg.mm", "*", candidates).index == 1u);  // names ctas=2
+  BOOST_TEST(*binary->match("pkg.mm", "*", candidates).index == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(canonical_json_is_byte_stable_through_binary) {
@@ -94,8 +98,7 @@ BOOST_AUTO_TEST_CASE(canonical_json_is_byte_stable_through_binary) {
 BOOST_AUTO_TEST_CASE(binary_is_deterministic_and_stores_configs_once) {
   InMemoryTable table("host");
   const Config shared = make_config({{"BLOCK", 64}}, 4, 2);
-  for (int i = 0; i < 1000; ++i)
-    table.set("k", "M=" + std::to_string(i), TableEntry{shared, false});
+  for (int i = 0; i < 1000; ++i) table.set("k", "M=" + std::to_string(i), TableEntry{shared});
   const std::string once = table_to_binary(table);
   BOOST_TEST(once == table_to_binary(table));
   BOOST_TEST(once.size() < 1000u * 40);  // keys plus a 4-byte reference each, one config
@@ -248,13 +251,13 @@ BOOST_AUTO_TEST_CASE(majority_wins_and_timing_breaks_ties) {
   BOOST_TEST(result.table->provenance().recorded_at == "2026-11-04T10:00:00Z");  // from the inputs
 }
 
-BOOST_AUTO_TEST_CASE(without_timings_ties_break_by_signature) {
+BOOST_AUTO_TEST_CASE(without_timings_ties_break_by_canonical_config_text) {
   const Recording recording;
   const MergeResult result = merge_records(recording.load({0, 1, 2, 3}, false), "", "");
   // "BLOCK_M=128..." sorts before "BLOCK_M=64...".
   BOOST_TEST(signature(result.table->entry("pkg.mm", "M=1")->config) ==
              "BLOCK_M=128;warps=8;stages=3");
-  BOOST_TEST(result.disagreements[0].decided_by == "signature");
+  BOOST_TEST(result.disagreements[0].decided_by == "config_text");
 }
 
 BOOST_AUTO_TEST_CASE(output_bytes_are_the_same_for_every_file_order) {
@@ -301,7 +304,9 @@ BOOST_AUTO_TEST_CASE(report_lists_winners_votes_and_timing_spread) {
 
 BOOST_AUTO_TEST_CASE(several_architectures_need_an_explicit_arch) {
   std::vector<RecordFile> records{
-      record_from_json(R"({"sm90": {"k": {"*": {}}}, "sm80": {"k": {"*": {}}}})", "r")};
+      record_from_json(R"({"sm90": {"k": {"*": {"num_warps": 4, "num_stages": 3}}},
+                           "sm80": {"k": {"*": {"num_warps": 4, "num_stages": 3}}}})",
+                       "r")};
   BOOST_TEST(error_of([&] {
                merge_records(records, "", "");
              }).find("several architectures (sm80, sm90)") != std::string::npos);

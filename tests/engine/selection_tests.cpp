@@ -6,6 +6,7 @@
 
 #include "captured_log.hpp"
 #include "tunelock/error.hpp"
+#include "tunelock/json_config.hpp"
 #include "tunelock/selection.hpp"
 
 using namespace tunelock;
@@ -22,7 +23,7 @@ std::vector<Config> three() {
 
 const KernelId kKernel{"pkg.ops", "matmul"};
 
-TableEntry entry_of(const Config& c) { return TableEntry{c, false}; }
+TableEntry entry_of(const Config& c) { return TableEntry{c}; }
 
 SelectionRules rules_with(const Table* table, Notices& notices, OnMiss on_miss = OnMiss::min_cost,
                           std::span<const BlockSize> blocks = {}) {
@@ -60,13 +61,12 @@ BOOST_AUTO_TEST_CASE(cost_ties_go_to_the_earlier_candidate) {
 
 BOOST_AUTO_TEST_CASE(table_hit_returns_the_live_candidate) {
   Notices notices;
-  // The live candidate carries maxnreg, which the entry does not name: the
-  // choice is the candidate itself, never a config rebuilt from the table.
+  // The choice is an index into the live list, never a config rebuilt from the table.
   std::vector<Config> candidates = three();
   candidates[2].maxnreg = 168;
   InMemoryTable table("sm90");
   table.set("pkg.ops.matmul", "M=1",
-            entry_of(make_config({{"BLOCK_M", 64}, {"BLOCK_N", 64}}, 4, 3)));
+            entry_of(make_config({{"BLOCK_M", 64}, {"BLOCK_N", 64}}, 4, 3, 1, 168)));
   const Choice choice =
       deterministic_choice(kKernel, "M=1", candidates, rules_with(&table, notices));
   BOOST_TEST(choice.index == 2u);
@@ -82,13 +82,39 @@ BOOST_AUTO_TEST_CASE(entry_naming_maxnreg_or_ctas_must_match_them) {
   TableEntry with_maxnreg = entry_of(candidates[0]);
   with_maxnreg.config.maxnreg = 128;  // no live candidate has it
   table.set("matmul", "M=1", with_maxnreg);
-  TableEntry with_ctas = entry_of(candidates[2]);
-  with_ctas.names_ctas = true;  // names num_ctas=1, which candidate 2 has
-  table.set("matmul", "*", with_ctas);
+  table.set("matmul", "*", entry_of(candidates[2]));  // num_ctas=1, as candidate 2 has
   const Choice choice =
       deterministic_choice(kKernel, "M=1", candidates, rules_with(&table, notices));
   BOOST_TEST(choice.index == 2u);
   BOOST_TEST((choice.reason == Reason::table_wildcard));
+}
+
+// Megatron fills what an entry leaves out (num_ctas 1, maxnreg and
+// ir_override unset) and then compares every field.
+BOOST_AUTO_TEST_CASE(
+    an_entry_leaving_out_ctas_maxnreg_or_ir_override_never_pins_a_candidate_that_sets_them) {
+  const auto entry = table_entry_from_json(
+      nlohmann::json::parse(R"({"kwargs": {"BLOCK_M": 64}, "num_warps": 4, "num_stages": 3})"),
+      "e");
+  Config plain = make_config({{"BLOCK_M", 64}}, 4, 3);
+  Config two_ctas = plain, with_maxnreg = plain, with_ir = plain;
+  two_ctas.num_ctas = 2;
+  with_maxnreg.maxnreg = 128;
+  with_ir.ir_override = "k.ttgir";
+  BOOST_TEST(entry.matches(plain));
+  BOOST_TEST(!entry.matches(two_ctas));
+  BOOST_TEST(!entry.matches(with_maxnreg));
+  BOOST_TEST(!entry.matches(with_ir));
+
+  // Through the rules: the ctas=2 candidate comes first yet is never pinned.
+  Notices notices;
+  InMemoryTable table("sm90");
+  table.set("matmul", "M=1", entry);
+  const std::vector<Config> candidates{two_ctas, plain};
+  const Choice choice =
+      deterministic_choice(kKernel, "M=1", candidates, rules_with(&table, notices));
+  BOOST_TEST(choice.index == 1u);
+  BOOST_TEST((choice.reason == Reason::table));
 }
 
 BOOST_AUTO_TEST_CASE(stale_exact_entry_falls_through_to_wildcard) {

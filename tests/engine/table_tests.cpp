@@ -2,6 +2,8 @@
 // the real Megatron tables in the shared fixtures.
 #include <boost/test/unit_test.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "captured_log.hpp"
 #include "temp_dir.hpp"
 #include "tunelock/candidates.hpp"
@@ -57,8 +59,9 @@ BOOST_AUTO_TEST_CASE(loads_megatron_layout_with_provenance) {
   const auto exact = table->entry("matmul", "M=1|f16");
   BOOST_TEST_REQUIRE(exact.has_value());
   BOOST_TEST(signature(exact->config) == "BLOCK_M=128,BLOCK_N=64;warps=8;stages=3");
-  BOOST_TEST(!exact->names_ctas);
-  BOOST_TEST(table->entry("matmul", "*")->names_ctas);
+  BOOST_TEST(exact->config.num_ctas == 1);  // left out: Megatron's default
+  BOOST_TEST(!exact->config.maxnreg);
+  BOOST_TEST(!exact->config.ir_override);
   BOOST_TEST(!table->entry("matmul", "M=2").has_value());
   BOOST_TEST(!table->entry("other", "*").has_value());
 }
@@ -78,7 +81,7 @@ BOOST_AUTO_TEST_CASE(malformed_tables_name_the_file_path_and_problem) {
        "kernels.k[\"M=1\"].num_warps: expected an integer, got string"},
       {R"({"arch": "sm90", "kernels": {"k": {"M=1": {"num_warps": 4.5}}}})",
        "num_warps: expected an integer, got number"},
-      {R"({"arch": "sm90", "kernels": {"k": {"M=1": {"num_stages": -1}}}})",
+      {R"({"arch": "sm90", "kernels": {"k": {"M=1": {"num_warps": 4, "num_stages": -1}}}})",
        "num_stages: -1 is out of range"},
       {R"({"arch": "sm90", "kernels": {"k": {"M=1": {"num_warps": 99999999999}}}})",
        "num_warps: 99999999999 is out of range"},
@@ -92,6 +95,20 @@ BOOST_AUTO_TEST_CASE(malformed_tables_name_the_file_path_and_problem) {
        "warps: unknown config field"},
       {R"({"arch": "sm90", "format_version": 99, "kernels": {}})",
        "format_version 99 is newer than this tunelock supports (1)"},
+      {R"({"arch": "sm90", "kernels": {"k": {"M=1": {"num_stages": 3}}}})",
+       "kernels.k[\"M=1\"].num_warps: missing"},
+      {R"({"arch": "sm90", "kernels": {"k": {"M=1": {"num_warps": 4}}}})",
+       "kernels.k[\"M=1\"].num_stages: missing"},
+      {R"({"arch": "sm90", "kernels": {"k": {"*": {"num_warps": 4, "num_stages": 3, "maxnreg": "x"}}}})",
+       "maxnreg: expected an integer"},
+      {R"({"arch": "sm90", "kernels": {"k": {"*": {"num_warps": 4, "num_stages": 3, "ir_override": 7}}}})",
+       "kernels.k[\"*\"].ir_override: expected a string or null, got number"},
+      {R"({"arch": "sm90", "kernels": {"k": {"*": {"num_warps": 4, "num_stages": 3, "num_ctas": 0}}}})",
+       "num_ctas: 0 is out of range"},
+      {R"({"arch": "sm90", "kernels": {"k": {"*": {"num_warps": 1e400, "num_stages": 3}}}})",
+       "t.json: kernels.k.*.num_warps: number out of range"},
+      {R"({"arch": "sm90", "kernels": {"k": {"": {"num_warps": 4, "num_stages": 3}}}})",
+       "t.json: kernels.k: empty key"},
       {R"({"arch": "sm90", "packages": [], "kernels": {}})",
        "t.json: packages: expected an object"},
       {R"({"arch": "sm90", "provenance": {"sm_count": "x"}, "kernels": {}})",
@@ -249,6 +266,24 @@ BOOST_AUTO_TEST_CASE(megatron_table_pins_the_recorded_config_for_its_key) {
   BOOST_TEST(on_sm100.index == 1u);  // BLOCK_SIZE_H=8 recorded on sm100
   BOOST_TEST(on_sm103.index == 0u);  // BLOCK_SIZE_H=16 recorded on sm103
   BOOST_TEST((on_sm100.reason == Reason::table));
+}
+
+BOOST_AUTO_TEST_CASE(megatron_tables_are_written_in_the_full_form_and_read_back_equal) {
+  const auto dir = tunelock::testing::shared_fixtures() / "megatron-tables";
+  for (const std::string arch : {"sm100", "sm103"}) {
+    const auto original = load_table_file(dir / (arch + ".json"));
+    const std::string written = table_to_json(*original);
+    const auto parsed = nlohmann::json::parse(written);
+    for (const auto& [kernel, keys] : parsed["kernels"].items()) {
+      for (const auto& [key, config] : keys.items()) {
+        BOOST_TEST(config["num_ctas"] == 1);  // Megatron's entries leave these out
+        BOOST_TEST(config["maxnreg"].is_null());
+        BOOST_TEST(config["ir_override"].is_null());
+        BOOST_TEST((table_from_json(written, "again")->entry(kernel, key) ==
+                    original->entry(kernel, key)));
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

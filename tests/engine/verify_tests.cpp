@@ -80,11 +80,37 @@ BOOST_AUTO_TEST_CASE(one_conflicting_rank_fails_on_every_rank_naming_key_and_ran
         (c.ranks_by_value.at("BLOCK_M=128;warps=8;stages=3;pinned") == std::set<int>{0, 1, 3}));
     BOOST_TEST((c.ranks_by_value.at("BLOCK_M=32;warps=4;stages=2;pinned") == std::set<int>{2}));
   }
-  // Each rank logs the report once; all four ranks share this process's logger.
-  BOOST_TEST(captured.count("differ across ranks for 1 kernel/shape key(s)") == 4u);
+  // All four ranks share this process's logger: the lowest rank logs the
+  // full report, the three others one line each pointing to it.
+  BOOST_TEST(captured.count("differ across ranks for 1 kernel/shape key(s)") == 1u);
   BOOST_TEST(captured.count(
                  "sm90|pkg.ops.matmul|M=1: 'BLOCK_M=128;warps=8;stages=3;pinned' on ranks 0,1,3; "
-                 "'BLOCK_M=32;warps=4;stages=2;pinned' on rank 2") == 4u);
+                 "'BLOCK_M=32;warps=4;stages=2;pinned' on rank 2") == 1u);
+  BOOST_TEST(captured.count("differ across ranks for 1 new kernel/shape key(s); rank 0 logs the "
+                            "full report") == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(each_round_with_new_conflicts_is_reported_once_and_quiet_rounds_log_nothing) {
+  Ranks ranks(3);
+  InProcessGroup group(3);
+  tunelock::testing::CapturedLog captured;
+  ranks.run([&](Rank& r) {
+    auto member = group.member(r.rank);
+    log(r, "M=1", r.rank == 1 ? kSmall : kBig);  // round 1: a conflict on M=1
+    r.runtime.verify(*member);
+    r.runtime.verify(*member);                   // round 2: nothing new
+    log(r, "M=2", r.rank == 2 ? kSmall : kBig);  // round 3: a new conflict on M=2
+    r.runtime.verify(*member);
+  });
+  const std::string text = captured.text();
+  BOOST_TEST(captured.count("differ across ranks for 1 kernel/shape key(s)") == 2u);
+  BOOST_TEST(captured.count("1 new kernel/shape key(s); rank 0 logs the full report") == 4u);
+  const auto first = text.find("sm90|pkg.ops.matmul|M=1:");
+  const auto second = text.find("sm90|pkg.ops.matmul|M=2:");
+  BOOST_TEST_REQUIRE(first != std::string::npos);
+  BOOST_TEST_REQUIRE(second != std::string::npos);  // a later round's new key is reported
+  BOOST_TEST(text.find("sm90|pkg.ops.matmul|M=1:", first + 1) == std::string::npos);  // once
+  BOOST_TEST(second > first);
 }
 
 BOOST_AUTO_TEST_CASE(disjoint_keys_of_pipeline_stages_agree) {

@@ -10,6 +10,7 @@ trap 'rm -rf "$scratch"' EXIT
 
 cmake --install "$build" --prefix "$scratch/prefix" >/dev/null || { echo "FAIL: install"; exit 1; }
 for path in bin/tunelock include/tunelock/runtime.hpp include/tunelock/selection.hpp \
+            include/tunelock/launcher/kernel_family.hpp lib/libtunelock_launcher.a \
             lib/cmake/tunelock/tunelockConfig.cmake share/tunelock/tables; do
   [[ -e $scratch/prefix/$path ]] || { echo "FAIL: $path is not installed"; exit 1; }
 done
@@ -21,10 +22,20 @@ quiet cmake --build "$scratch/build"
 
 out=$(TUNELOCK_MODE=pinned TUNELOCK_CHOICE_LOG="$scratch/log" "$scratch/build/consumer" 2>/dev/null)
 echo "consumer printed: $out"
-[[ $out == "BLOCK_M=32;warps=4;stages=2 min_cost "* ]] || { echo "FAIL: unexpected choice"; exit 1; }
+# Pinned without a table: the cheapest of each list, through engine and launcher alike.
+[[ $out == "BLOCK_M=32;warps=4;stages=2 min_cost ran BLOCK=64 "* ]] || { echo "FAIL: unexpected choice"; exit 1; }
 digest=${out##* }
 grep -q '"host|consumer.ops.matmul|M=64": "BLOCK_M=32;warps=4;stages=2;pinned"' "$scratch/log.rank0.json" \
   || { echo "FAIL: choice log not written at exit"; cat "$scratch/log.rank0.json"; exit 1; }
+grep -q '"host|consumer.ops.scale|N=1024|f32": "BLOCK=64;warps=4;stages=2;pinned"' "$scratch/log.rank0.json" \
+  || { echo "FAIL: the launcher's choice is not in the log"; cat "$scratch/log.rank0.json"; exit 1; }
+
+# Where UCX was built, its collective is exported too, with its headers.
+if [[ -e $build/launcher/libtunelock_ucx.a ]]; then
+  [[ -e $scratch/prefix/include/tunelock/launcher/ucx_collective.hpp ]] || { echo "FAIL: UCX headers"; exit 1; }
+  grep -q 'tunelock::ucx' "$scratch/prefix/lib/cmake/tunelock/tunelockTargets.cmake" \
+    || { echo "FAIL: tunelock::ucx is not exported"; exit 1; }
+fi
 grep -q "\"digest\": \"$digest\"" "$scratch/log.rank0.json" || { echo "FAIL: digest differs"; exit 1; }
 
 # The installed CLI works from the prefix.

@@ -389,9 +389,9 @@ BOOST_AUTO_TEST_CASE(registered_families_write_a_candidate_manifest_tools_read) 
   BOOST_TEST(manifest["kernels"].size() == 1u);
   BOOST_TEST(manifest["kernels"]["t.ops.add"]["key"] == nlohmann::json::parse(R"(["N"])"));
   BOOST_TEST(manifest["kernels"]["t.ops.add"]["configs"].size() == 3u);
-  BOOST_TEST(
-      manifest["kernels"]["t.ops.add"]["configs"][1] ==
-      nlohmann::json::parse(R"({"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2})"));
+  BOOST_TEST(manifest["kernels"]["t.ops.add"]["configs"][1] ==
+             nlohmann::json::parse(R"({"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2,
+                                "num_ctas": 1, "maxnreg": null, "ir_override": null})"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

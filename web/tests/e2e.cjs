@@ -83,9 +83,13 @@ function check(condition, what) {
     if (tables.length > 1) check((await page.textContent('#diff-out')).length > 0, 'diff of two tables shown');
 
     // Two ranks' records that disagree on one key, with timings, and their choice logs.
+    // Rank 1 writes Megatron's current full form (nulls included), rank 0 the older one:
+    // M=2 is one config in two forms, so only M=1 disagrees.
     const cfg = (m, w) => ({ kwargs: { BLOCK_M: m }, num_warps: w, num_stages: 3 });
-    for (const [rank, winner] of [[0, cfg(128, 8)], [1, cfg(64, 4)]]) {
-      fs.writeFileSync(path.join(dir, `rec.rank${rank}.json`), JSON.stringify({ sm90: { 'pkg.mm': { 'M=1': winner, 'M=2': cfg(64, 4) } } }));
+    const full = (m, w) => ({ ...cfg(m, w), num_ctas: 1, maxnreg: null, ir_override: null });
+    for (const [rank, form] of [[0, cfg], [1, full]]) {
+      const winner = rank ? form(64, 4) : form(128, 8);
+      fs.writeFileSync(path.join(dir, `rec.rank${rank}.json`), JSON.stringify({ sm90: { 'pkg.mm': { 'M=1': winner, 'M=2': form(64, 4) } } }));
       fs.writeFileSync(path.join(dir, `rec.rank${rank}.timings.json`), JSON.stringify({ format_version: 1, rank, device: {},
         timings: { sm90: { 'pkg.mm': { 'M=1': [{ signature: 'BLOCK_M=128;warps=8;stages=3', median_ms: 1.0 + rank / 10 },
                                                { signature: 'BLOCK_M=64;warps=4;stages=3', median_ms: 1.05 }] } } } }));
@@ -95,6 +99,7 @@ function check(condition, what) {
                                              'log.rank0.json', 'log.rank1.json'].map((f) => path.join(dir, f)));
     await page.waitForFunction(() => /ranks chose differently/.test(document.querySelector('#report-out').textContent), null, { timeout: 10000 });
     check((await page.textContent('#report-out')).includes('sm90|pkg.mm|M=1'), 'disagreement report of the record files');
+    check(!(await page.textContent('#report-out')).includes('sm90|pkg.mm|M=2'), "Megatron's full and older forms of one config agree");
     check((await page.$$('#plot circle')).length >= 4, 'timings plotted across ranks');
     check((await page.textContent('#logs-out')).includes("'A;pinned' on rank 0; 'B;pinned' on rank 1"), 'choice logs checked against each other');
     await page.selectOption('#table-select', firstTableId);

@@ -28,6 +28,9 @@ struct Config {
   int num_stages = 3;  // Triton's default
   int num_ctas = 1;
   std::optional<int> maxnreg;
+  // Triton's user-supplied IR file for this config; carried as data only, so
+  // a table entry that names one never matches a candidate without it.
+  std::optional<std::string> ir_override;
 
   // The value of parameter `name`, if the config has it.
   std::optional<std::int64_t> param(std::string_view name) const;
@@ -41,8 +44,9 @@ void sort_params(std::vector<Param>& params);
 Config make_config(std::vector<Param> params, int num_warps = 4, int num_stages = 3,
                    int num_ctas = 1, std::optional<int> maxnreg = std::nullopt);
 
-// `BLOCK_M=128,BLOCK_N=64;warps=4;stages=3` then `;ctas=N` when num_ctas != 1
-// and `;maxnreg=N` when set. Two configs that differ anywhere differ here.
+// `BLOCK_M=128,BLOCK_N=64;warps=4;stages=3` then `;ctas=N` when num_ctas != 1,
+// `;maxnreg=N` when set and `;ir_override=TEXT` when set. Two configs that
+// differ anywhere differ here.
 std::string signature(const Config& config);
 
 // Static shared-memory proxy, lower is cheaper. Compared lexicographically:

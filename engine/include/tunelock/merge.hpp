@@ -1,9 +1,11 @@
 // Turning record files into a table. A pure function of the files'
 // contents: no clock, no file order, no file names. Per (kernel, key) the
 // majority wins; ties go to the best aggregated timing when timing sidecars
-// exist (the median of every rank's median for that candidate), then to the
-// smallest signature. A config that any rank's audit flagged as
-// nondeterministic is never pinned: its votes do not count.
+// exist (the median of every rank's median for that candidate), then, as in
+// Megatron's merge, to the smallest canonical JSON text of the full config
+// (canonical_config_text), so either tool makes the same table. A config
+// that any rank's audit flagged as nondeterministic is never pinned: its
+// votes do not count.
 #pragma once
 
 #include <filesystem>
@@ -33,7 +35,7 @@ struct RecordFile {
   std::string origin;  // for messages
   std::map<RecordKey, Config> winners;
   bool has_timings = false;
-  int rank = -1;      // from the sidecar; -1 unknown
+  int rank = -1;      // from the sidecar, else the `.rank<N>.json` name; -1 unknown
   Provenance device;  // from the sidecar
   std::map<RecordKey, std::vector<TimedCandidate>> timings;
 };
@@ -55,6 +57,9 @@ std::string timings_to_binary(const RecordFile& record);
 // `<prefix>.rankN.timings.json` (or the binary `.timings.tlrt`).
 RecordFile load_record_file(const std::filesystem::path& path);
 
+// Loads each file; the same file named twice (by any spelling) is an Error.
+std::vector<RecordFile> load_record_files(const std::vector<std::filesystem::path>& paths);
+
 // Every distinct winner of one key across ranks.
 struct Vote {
   std::string signature;
@@ -70,7 +75,7 @@ struct KeyVerdict {
   // Configs some rank's audit flagged: sorted signatures. Their votes are
   // left out of `votes`; a key whose every vote was flagged has no votes.
   std::vector<std::string> nondeterministic;
-  std::string decided_by;   // "unanimous", "majority", "timing" or "signature"
+  std::string decided_by;   // "unanimous", "majority", "timing" or "config_text"
 };
 
 struct MergeResult {
@@ -78,7 +83,8 @@ struct MergeResult {
   std::vector<KeyVerdict> disagreements;  // keys where ranks chose differently, sorted
 };
 
-// Every key's verdict, sorted by key.
+// Every key's verdict, sorted by key. Two records with one origin, or of one
+// rank, are an Error naming both: a rank never votes twice.
 std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records);
 
 // REQUIRES: records non-empty. `arch` may be empty when the records hold a

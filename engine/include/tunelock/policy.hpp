@@ -52,10 +52,11 @@ struct Policy {
   std::vector<std::string> config_invariant;
 
   // Directories searched for `<arch>.tlb` then `<arch>.json`, in order,
-  // before the installed tables.
+  // before the installed tables. A leading `~` is the home folder.
   std::vector<std::string> table_path;
 
-  // File prefix for records: `<record_path>.rank<N>.json`. REQUIRED in record mode.
+  // File prefix for records: `<record_path>.rank<N>.json`. REQUIRED in record
+  // mode. A leading `~` is the home folder; a trailing '/' is an error.
   std::string record_path;
 
   // What a pinned choice does when no table entry and no block size decides.

@@ -89,9 +89,10 @@ class Runtime {
   // ---- Verification ----
 
   // One round in `group`: send what was logged since this group's last
-  // check, compare, fold into the group's agreement. On conflict the report
-  // is logged once per runtime and, with verify_strict, Error is thrown on
-  // every rank. All ranks of the group must call it.
+  // check, compare, fold into the group's agreement. In a round that finds
+  // new conflicts the group's lowest rank logs the full report and the others
+  // one line naming the count and that rank; with verify_strict, Error is
+  // thrown on every rank. All ranks of the group must call it.
   VerifyResult verify(Collective& group);
 
   // verify() when the policy's verify_every divides `iteration`; nullopt
@@ -116,7 +117,7 @@ class Runtime {
   const int rank_;
   Notices& notices_;
 
-  mutable std::mutex mutex_;  // guards policy_, tables_, groups_, conflict_reported_
+  mutable std::mutex mutex_;  // guards policy_, tables_, groups_
   std::shared_ptr<const Policy> policy_;
   std::atomic<std::uint64_t> generation_{0};
   std::map<std::string, std::shared_ptr<const Table>, std::less<>> tables_;
@@ -129,7 +130,6 @@ class Runtime {
     GroupAgreement agreement;
   };
   std::map<std::string, GroupCursor> groups_;
-  bool conflict_reported_ = false;
 };
 
 // TUNELOCK_CHOICE_LOG, the prefix choice logs are dumped to; empty when unset.

@@ -43,13 +43,14 @@ struct Provenance {
 // is still used, since the arch matches.
 std::vector<std::string> provenance_differences(const Provenance& table, const Provenance& device);
 
-// A recorded config. An entry matches a live candidate with the same params,
-// warps and stages, and ctas/maxnreg only where the entry names them.
+// A recorded config. Matching is Megatron's: the reader fills what an entry
+// leaves out (num_ctas 1, maxnreg unset, ir_override null), then every field
+// must equal the candidate's, so an entry without num_ctas never pins a
+// candidate with num_ctas 2.
 struct TableEntry {
   Config config;
-  bool names_ctas = false;  // maxnreg is named exactly when config.maxnreg is set
 
-  bool matches(const Config& candidate) const;
+  bool matches(const Config& candidate) const { return config == candidate; }
   friend bool operator==(const TableEntry&, const TableEntry&) = default;
 };
 

@@ -15,4 +15,10 @@ inline constexpr std::int64_t kTableFormatVersion = 1;
 // as `sm90` or `host`. Throws Error("<where>: ...") otherwise.
 void check_arch_name(std::string_view arch, const std::string& where);
 
+// Kernel names and tuning keys: any non-empty text. Every reader and every
+// writer (merge) applies the same checks, so nothing is written that a
+// reader then refuses.
+void check_kernel_name(std::string_view kernel, const std::string& where);
+void check_key(std::string_view key, const std::string& where);
+
 }  // namespace tunelock

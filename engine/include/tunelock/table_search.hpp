@@ -26,8 +26,10 @@ std::unique_ptr<Table> load_table_file(const std::filesystem::path& path);
 
 // The arch's table along `search_path`, or null when there is none. Each
 // entry is a directory (searched with table_file_in) or a table file named
-// directly; a file holding another arch's table is skipped with a warning,
-// since a table never applies to another architecture.
+// directly. A table never applies to another architecture: a file named
+// directly that holds another arch's is skipped with a warning; a file found
+// as `<arch>.json|.tlb` whose arch field differs is an Error naming the file
+// and both archs.
 std::unique_ptr<Table> load_table_for_arch(std::string_view arch,
                                            std::span<const std::string> search_path,
                                            bool include_installed);
