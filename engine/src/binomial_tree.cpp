@@ -33,11 +33,7 @@ int tree_height(int rank, int size) {
   return height;
 }
 
-int tree_depth(int size) {
-  int depth = 0;
-  while ((1LL << depth) < size) ++depth;
-  return depth;
-}
+int tree_depth(int size) { return tree_height(0, size); }
 
 TreeCost tree_check_cost(int size, bool with_suspects) {
   const int passes = with_suspects ? 2 : 1;  // each pass: one reduction, one broadcast

@@ -44,7 +44,8 @@ pgrep -f "$marker" >/dev/null && fail "ranks still running after the launcher wa
 
 # SIGKILL to the launcher cannot be passed on: the ranks still die with it.
 marker="tunelock-launch-kill-test-$$"
-"$tunelock" launch -n 3 -- bash -c "exec -a $marker sleep 60" >/dev/null 2>&1 &
+# (the marker travels in the environment, so only the ranks carry it in argv)
+MARKER=$marker "$tunelock" launch -n 3 -- bash -c 'exec -a "$MARKER" sleep 60' >/dev/null 2>&1 &
 launcher=$!
 for _ in $(seq 50); do [[ $(pgrep -fc "$marker") == 3 ]] && break; sleep 0.1; done
 [[ $(pgrep -fc "$marker") == 3 ]] || fail "SIGKILL test: the 3 ranks did not start"

@@ -1,7 +1,7 @@
 // The shape of a binomial tree over the ranks 0..size-1 of a group, rooted at
 // rank 0: rank r's parent is r without its lowest set bit, and its children
-// are r + 2^k for every 2^k below that bit. A reduction along it takes
-// ceil(log2 size) rounds and size - 1 messages, and so does a broadcast;
+// are r + 2^k for every 2^k below that bit. A reduction along it takes at
+// most ceil(log2 size) rounds and size - 1 messages, and so does a broadcast;
 // every rank sends one message up and at most log2 size down. One place
 // holds the shape, so the transports and the cost table agree.
 #pragma once
@@ -21,7 +21,9 @@ std::vector<int> tree_children(int rank, int size);
 // reduction (0 for a leaf, tree_depth(size) for rank 0).
 int tree_height(int rank, int size);
 
-// ceil(log2 size): rounds of one reduction, and of one broadcast.
+// Rounds of one reduction, and of one broadcast: tree_height(0, size), at
+// most ceil(log2 size) (less where size is not a power of two, as the last
+// subtrees are cut short).
 int tree_depth(int size);
 
 // What one verification check costs, from the shape alone (DESIGN
