@@ -147,7 +147,7 @@ VerifyResult Runtime::verify(Collective& group) {
     }
     state->cursor = next_cursor;
   }
-  report_conflicts(result);
+  report_conflicts(group, result);
   return result;
 }
 
@@ -173,8 +173,10 @@ VerifyResult Runtime::gather_and_fold(Collective& group, std::span<const ChoiceE
   return state.agreement.fold(batches);
 }
 
-// The report is logged once per runtime; with verify_strict every rank raises.
-void Runtime::report_conflicts(const VerifyResult& result) {
+// Every rank holds the same conflicts; this is the one place that decides
+// which rank logs what (`group` names the ranks). The report is logged once
+// per runtime; with verify_strict every rank raises.
+void Runtime::report_conflicts(const Collective& /*group*/, const VerifyResult& result) {
   if (result.conflicts.empty()) return;
   bool report_now = false;
   {

@@ -130,7 +130,7 @@ class Runtime {
   std::map<std::string, std::shared_ptr<GroupState>> groups_;
   VerifyResult gather_and_fold(Collective& group, std::span<const ChoiceEntry> fresh,
                                GroupState& state);
-  void report_conflicts(const VerifyResult& result);
+  void report_conflicts(const Collective& group, const VerifyResult& result);
   bool conflict_reported_ = false;
 };
 

@@ -58,7 +58,9 @@ class UcxWorld {
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   int event_fd_ = -1;
-  std::vector<ucp_ep_h> endpoints_;  // by world rank; null for self
+  ucp_ep_h endpoint(int peer);
+  std::vector<std::string> addresses_;  // every rank's worker address, by world rank
+  std::vector<ucp_ep_h> endpoints_;     // by world rank; null until first used
   struct ErrorArg {
     UcxWorld* world;
     int rank;
@@ -127,21 +129,28 @@ void UcxWorld::connect() {
   const std::string mine(reinterpret_cast<const char*>(address), length);
   ucp_worker_release_address(worker_, address);
 
-  const std::vector<std::string> addresses = exchange_addresses(rendezvous_, mine);
-  endpoints_.assign(addresses.size(), nullptr);
-  error_args_.resize(addresses.size());
-  for (std::size_t r = 0; r < addresses.size(); ++r) {
-    if (static_cast<int>(r) == rank()) continue;
-    error_args_[r] = {this, static_cast<int>(r)};
-    ucp_ep_params_t ep{};
-    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    ep.address = reinterpret_cast<const ucp_address_t*>(addresses[r].data());
-    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;  // a dead peer is an error, not a hang
-    ep.err_handler.cb = &UcxWorld::on_peer_error;
-    ep.err_handler.arg = &error_args_[r];
-    check(ucp_ep_create(worker_, &ep, &endpoints_[r]), "connecting to a peer");
-  }
+  addresses_ = exchange_addresses(rendezvous_, mine);
+  endpoints_.assign(addresses_.size(), nullptr);
+  error_args_.resize(addresses_.size());
+}
+
+// Endpoints are made on first use: along the tree a rank talks to its
+// parent and children only, so a large world does not pay for N endpoints
+// per rank. A receive makes its sender's endpoint too, so that a peer that
+// dies is noticed through it rather than by the timeout.
+ucp_ep_h UcxWorld::endpoint(int peer) {
+  const auto r = static_cast<std::size_t>(peer);
+  if (endpoints_[r]) return endpoints_[r];
+  error_args_[r] = {this, peer};
+  ucp_ep_params_t ep{};
+  ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                  UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  ep.address = reinterpret_cast<const ucp_address_t*>(addresses_[r].data());
+  ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;  // a dead peer is an error, not a hang
+  ep.err_handler.cb = &UcxWorld::on_peer_error;
+  ep.err_handler.arg = &error_args_[r];
+  check(ucp_ep_create(worker_, &ep, &endpoints_[r]), "connecting to a peer");
+  return endpoints_[r];
 }
 
 UcxWorld::~UcxWorld() { release(); }
@@ -204,11 +213,12 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& send_to,
   const std::uint64_t self_tag = tag_base | static_cast<std::uint64_t>(rank());
   // Owned by every send request of this round, and by in_flight_ after it.
   const auto payload = std::make_shared<std::string>(bytes);
+  for (int peer : peers) endpoint(peer);  // so a dead sender is noticed
   std::vector<std::pair<int, void*>> sends;
   for (int peer : send_to) {
     ucp_request_param_t param{};
-    void* request = ucp_tag_send_nbx(endpoints_[static_cast<std::size_t>(peer)], payload->data(),
-                                     payload->size(), self_tag, &param);
+    void* request =
+        ucp_tag_send_nbx(endpoint(peer), payload->data(), payload->size(), self_tag, &param);
     if (UCS_PTR_IS_ERR(request))
       failed_.emplace(peer, ucs_status_string(UCS_PTR_STATUS(request)));
     else if (request)
