@@ -124,18 +124,22 @@ VerifyResult Runtime::verify(Collective& group) {
     state = slot;
   }
   std::size_t next_cursor = 0;
-  const std::vector<ChoiceEntry> fresh = log_.since(state->cursor, &next_cursor);
-  // Everything this rank has sent the group, for a report's texts: the log
-  // up to this check's cursor.
-  auto everything_sent = [&] {
-    std::size_t end = 0;
-    std::vector<ChoiceEntry> all = log_.since(0, &end);
-    all.resize(std::min(all.size(), next_cursor));
-    return all;
-  };
-  VerifyResult result = group.has_tree()
-                            ? detail::verify_over_tree(group, fresh, everything_sent, state->tree)
-                            : gather_and_fold(group, fresh, *state);
+  VerifyResult result;
+  if (group.has_tree()) {
+    // Everything this rank has sent the group, for a report's texts: the
+    // log up to this check's cursor.
+    auto everything_sent = [&] {
+      std::size_t end = 0;
+      std::vector<ChoiceEntry> all = log_.since(0, &end);
+      all.resize(std::min(all.size(), next_cursor));
+      return all;
+    };
+    const std::vector<ChoiceHash> fresh = log_.hashes_since(state->cursor, &next_cursor);
+    result = detail::verify_over_tree(group, fresh, everything_sent, state->tree);
+  } else {
+    const std::vector<ChoiceEntry> fresh = log_.since(state->cursor, &next_cursor);
+    result = gather_and_fold(group, fresh, *state);
+  }
   {
     std::lock_guard lock(mutex_);
     if (generation() != generation_at_start) {

@@ -36,13 +36,10 @@ std::string origin_of(const Collective& group, int group_rank) {
 // Step one: per key hash, the range of value hashes below this rank.
 class RangeReduction final : public TreeReduction {
  public:
-  RangeReduction(const Collective& group, std::span<const ChoiceEntry> fresh, TreeAgreement& state)
+  RangeReduction(const Collective& group, std::span<const ChoiceHash> fresh, TreeAgreement& state)
       : group_(group), state_(state), compared_(fresh.size()) {
     ranges_.reserve(fresh.size());
-    for (const ChoiceEntry& e : fresh) {
-      const std::uint64_t value = hash_of(e.value);
-      ranges_.emplace_back(hash_of(e.key), value, value);
-    }
+    for (const ChoiceHash& e : fresh) ranges_.emplace_back(e.key, e.value, e.value);
     std::sort(ranges_.begin(), ranges_.end(),
               [](const fb::KeyRange& a, const fb::KeyRange& b) { return a.key() < b.key(); });
     merge_equal_keys();
@@ -178,7 +175,7 @@ class TextReduction final : public TreeReduction {
 
 }  // namespace
 
-VerifyResult verify_over_tree(Collective& group, std::span<const ChoiceEntry> fresh,
+VerifyResult verify_over_tree(Collective& group, std::span<const ChoiceHash> fresh,
                               const std::function<std::vector<ChoiceEntry>()>& everything_sent,
                               TreeAgreement& state) {
   RangeReduction ranges(group, fresh, state);

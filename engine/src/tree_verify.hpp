@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory_resource>
 #include <span>
 #include <unordered_map>
 #include <unordered_set>
@@ -22,15 +23,18 @@ namespace tunelock::detail {
 // What a group has agreed on, by hash. Every rank keeps one; only the
 // group's rank 0 fills it, as the tree's root.
 struct TreeAgreement {
-  std::unordered_map<std::uint64_t, std::uint64_t> agreed;  // key hash -> value hash
-  std::unordered_set<std::uint64_t> conflicted;             // reported once, never re-agreed
+  // Nodes from a pool: a check with K new keys makes K nodes, and the
+  // general-purpose allocator was most of the cost of that.
+  std::pmr::unsynchronized_pool_resource pool;
+  std::pmr::unordered_map<std::uint64_t, std::uint64_t> agreed{&pool};  // key hash -> value hash
+  std::unordered_set<std::uint64_t> conflicted;  // reported once, never re-agreed
   bool failed = false;
 };
 
-// One check. `fresh`: this rank's entries since its last check in the group;
-// `everything_sent`: every entry it has sent the group, this check's
-// included (read only when a suspect needs its text).
-VerifyResult verify_over_tree(Collective& group, std::span<const ChoiceEntry> fresh,
+// One check. `fresh`: the hashes of this rank's entries since its last check
+// in the group; `everything_sent`: every entry it has sent the group, this
+// check's included (read only when a suspect needs its text).
+VerifyResult verify_over_tree(Collective& group, std::span<const ChoiceHash> fresh,
                               const std::function<std::vector<ChoiceEntry>()>& everything_sent,
                               TreeAgreement& state);
 

@@ -34,11 +34,13 @@ def rank_main(rank, size, port, results):
     dist.all_gather_object(out, {})  # connects; not timed
     empty, full = [], []
     for _ in range(EMPTY_ROUNDS):
+        dist.barrier()  # ranks start together, as in ucx_verify_bench
         start = time.perf_counter()
         dist.all_gather_object(out, {})
         empty.append((time.perf_counter() - start) * 1e6)
     for round_ in range(FULL_ROUNDS):
         payload = entries(round_ * ENTRIES)
+        dist.barrier()
         start = time.perf_counter()
         dist.all_gather_object(out, payload)
         # The check Megatron runs on what arrived: every key's values compared.
