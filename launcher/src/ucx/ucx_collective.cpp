@@ -42,9 +42,11 @@ class UcxWorld {
   // `receive_from`, all under `tag_base | sender`, waiting up to `wait`.
   // Throws naming the ranks of `receive_from` that died or never sent; a
   // send to a rank that is gone is dropped (the tree reports it from below).
+  // With `sends_may_linger`, returns without waiting for the sends.
   std::map<int, std::string> exchange(const std::vector<int>& send_to,
                                       const std::vector<int>& receive_from, std::uint64_t tag_base,
-                                      std::string_view bytes, std::chrono::milliseconds wait);
+                                      std::string_view bytes, std::chrono::milliseconds wait,
+                                      bool sends_may_linger = false);
 
  private:
   void connect();
@@ -207,7 +209,8 @@ bool UcxWorld::wait(const std::function<bool()>& done, Clock::time_point deadlin
 std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& send_to,
                                               const std::vector<int>& peers, std::uint64_t tag_base,
                                               std::string_view bytes,
-                                              std::chrono::milliseconds wait_for) {
+                                              std::chrono::milliseconds wait_for,
+                                              bool sends_may_linger) {
   reap_in_flight();
   const auto deadline = Clock::now() + wait_for;
   const std::uint64_t self_tag = tag_base | static_cast<std::uint64_t>(rank());
@@ -278,7 +281,18 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& send_to,
       },
       deadline);
   // Our sends must reach live peers before this rank may move on or exit:
-  // wait for them up to the same deadline.
+  // wait for them up to the same deadline. Or, when the caller has more to
+  // wait for anyway (the tree: up, then the verdict down), leave them to
+  // complete meanwhile; release() flushes what is left before exit.
+  if (sends_may_linger) {
+    for (auto& [peer, request] : sends) {
+      if (ucp_request_check_status(request) == UCS_INPROGRESS)
+        in_flight_.push_back({request, payload});
+      else
+        ucp_request_free(request);
+    }
+    sends.clear();
+  }
   wait(
       [&] {
         return std::all_of(sends.begin(), sends.end(), [&](const auto& send) {
@@ -371,7 +385,7 @@ std::vector<int> UcxCollective::world_ranks(std::span<const int> group_ranks) co
 
 void UcxCollective::send(std::span<const int> to, std::uint64_t tag, std::string_view bytes) {
   UcxWorld& w = world();
-  w.exchange(world_ranks(to), {}, tag_base(name_, true, tag), bytes, w.timeout());
+  w.exchange(world_ranks(to), {}, tag_base(name_, true, tag), bytes, w.timeout(), true);
 }
 
 std::vector<std::string> UcxCollective::receive(std::span<const int> from, std::uint64_t tag,
