@@ -16,7 +16,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 EMPTY_ROUNDS = 200
-FULL_ROUNDS = 30
+FULL_ROUNDS = 100
 ENTRIES = 1000
 
 

@@ -44,7 +44,7 @@ int main() {
     empty.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   }
   std::uint64_t next = 0;
-  for (int round = 0; round < 30; ++round) {
+  for (int round = 0; round < 100; ++round) {
     for (int i = 0; i < 1000; ++i)
       runtime.log_choice("sm90", KernelId{"bench.ops", "mm"}, "M=" + std::to_string(next++), config,
                          ChoiceOrigin::pinned);
