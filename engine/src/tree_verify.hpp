@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory_resource>
 #include <span>
 #include <unordered_map>
 #include <unordered_set>
@@ -23,11 +22,8 @@ namespace tunelock::detail {
 // What a group has agreed on, by hash. Every rank keeps one; only the
 // group's rank 0 fills it, as the tree's root.
 struct TreeAgreement {
-  // Nodes from a pool: a check with K new keys makes K nodes, and the
-  // general-purpose allocator was most of the cost of that.
-  std::pmr::unsynchronized_pool_resource pool;
-  std::pmr::unordered_map<std::uint64_t, std::uint64_t> agreed{&pool};  // key hash -> value hash
-  std::unordered_set<std::uint64_t> conflicted;  // reported once, never re-agreed
+  std::unordered_map<std::uint64_t, std::uint64_t> agreed;  // key hash -> value hash
+  std::unordered_set<std::uint64_t> conflicted;             // reported once, never re-agreed
   bool failed = false;
 };
 

@@ -15,6 +15,7 @@
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "tunelock/error.hpp"
@@ -161,6 +162,48 @@ std::string as_string(const flatbuffers::Vector<std::uint8_t>* bytes) {
   return {reinterpret_cast<const char*>(bytes->data()), bytes->size()};
 }
 
+// Why rank 0 turns a well-formed hello away, said twice: once for its own
+// report of who never came, once to the rank itself so it can act on it.
+struct Refusal {
+  std::string for_rank0;
+  std::string for_sender;
+};
+
+std::optional<Refusal> judge_hello(const Rendezvous& r, const fb::Hello& hello,
+                                   bool rank_already_joined) {
+  const std::string where = r.host + ":" + std::to_string(r.port);
+  const int rank = static_cast<int>(hello.rank());
+  const int size = static_cast<int>(hello.world_size());
+  if (hello.token()->str() != r.token) {
+    return Refusal{"a hello from rank " + std::to_string(rank) +
+                       " with another job token (check TUNELOCK_JOB_TOKEN on that rank)",
+                   "rendezvous: rank 0 at " + where +
+                       " is another job's: the job token differs (TUNELOCK_JOB_TOKEN, else "
+                       "SLURM_JOB_ID, else TORCHELASTIC_RUN_ID, must be the same on every rank)"};
+  }
+  if (size != r.world_size) {
+    return Refusal{"rank " + std::to_string(rank) + " has WORLD_SIZE=" + std::to_string(size) +
+                       " (this job has " + std::to_string(r.world_size) + ")",
+                   "rendezvous: rank 0 at " + where +
+                       " has WORLD_SIZE=" + std::to_string(r.world_size) +
+                       " but this rank has WORLD_SIZE=" + std::to_string(size) +
+                       "; every rank must be started with the same world size"};
+  }
+  if (rank < 1 || rank >= r.world_size) {
+    return Refusal{"a hello from rank " + std::to_string(rank) + " of " + std::to_string(size),
+                   "rendezvous: rank " + std::to_string(rank) + " is outside 1.." +
+                       std::to_string(r.world_size - 1) +
+                       " (WORLD_SIZE=" + std::to_string(r.world_size) + ")"};
+  }
+  if (rank_already_joined) {
+    return Refusal{
+        "a second hello for rank " + std::to_string(rank),
+        "rendezvous: rank " + std::to_string(rank) +
+            " has already joined; two processes were started with RANK=" + std::to_string(rank)};
+  }
+  return std::nullopt;
+}
+
 // Rank 0: listen, collect one valid hello per other rank, answer with the
 // roster. Anything else that connects is dropped.
 std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address) {
@@ -206,7 +249,6 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
     }
     drop(p, why);
   };
-  const std::string where = r.host + ":" + std::to_string(r.port);
   while (static_cast<int>(ranks.size()) < r.world_size - 1) {
     std::vector<pollfd> fds{{listener.get(), POLLIN, 0}};
     for (const Pending& p : pending) fds.push_back({p.fd.get(), POLLIN, 0});
@@ -251,38 +293,8 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
         if (!fb::VerifyHelloBuffer(verifier)) throw Error("malformed hello");
         const fb::Hello* hello = fb::GetHello(data);
         const int rank = static_cast<int>(hello->rank());
-        const int size = static_cast<int>(hello->world_size());
-        if (hello->token()->str() != r.token) {
-          refuse(p,
-                 "a hello from rank " + std::to_string(rank) +
-                     " with another job token (check TUNELOCK_JOB_TOKEN on that rank)",
-                 "rendezvous: rank 0 at " + where +
-                     " is another job's: the job token differs (TUNELOCK_JOB_TOKEN, else "
-                     "SLURM_JOB_ID, else TORCHELASTIC_RUN_ID, must be the same on every rank)");
-          continue;
-        }
-        if (size != r.world_size) {
-          refuse(p,
-                 "rank " + std::to_string(rank) + " has WORLD_SIZE=" + std::to_string(size) +
-                     " (this job has " + std::to_string(r.world_size) + ")",
-                 "rendezvous: rank 0 at " + where +
-                     " has WORLD_SIZE=" + std::to_string(r.world_size) +
-                     " but this rank has WORLD_SIZE=" + std::to_string(size) +
-                     "; every rank must be started with the same world size");
-          continue;
-        }
-        if (rank < 1 || rank >= r.world_size) {
-          refuse(p, "a hello from rank " + std::to_string(rank) + " of " + std::to_string(size),
-                 "rendezvous: rank " + std::to_string(rank) + " is outside 1.." +
-                     std::to_string(r.world_size - 1) +
-                     " (WORLD_SIZE=" + std::to_string(r.world_size) + ")");
-          continue;
-        }
-        if (ranks.count(rank)) {
-          refuse(p, "a second hello for rank " + std::to_string(rank),
-                 "rendezvous: rank " + std::to_string(rank) +
-                     " has already joined; two processes were started with RANK=" +
-                     std::to_string(rank));
+        if (auto refusal = judge_hello(r, *hello, ranks.count(rank) > 0)) {
+          refuse(p, refusal->for_rank0, refusal->for_sender);
           continue;
         }
         addresses[static_cast<std::size_t>(rank)] = as_string(hello->worker_address());
