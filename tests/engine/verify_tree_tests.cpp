@@ -163,6 +163,36 @@ BOOST_AUTO_TEST_CASE(a_check_across_1024_ranks_costs_what_the_formula_says) {
   }
 }
 
+// Sums ranks up the tree; rank 0's verdict is the total.
+class SumOfRanks final : public TreeReduction {
+ public:
+  explicit SumOfRanks(int rank) : sum_(rank) {}
+  void absorb(int, std::string_view partial) override { sum_ += std::stoi(std::string(partial)); }
+  std::string partial() override { return std::to_string(sum_); }
+  std::string verdict() override { return "total " + std::to_string(sum_); }
+
+ private:
+  int sum_;
+};
+
+BOOST_AUTO_TEST_CASE(a_transport_with_all_gather_only_still_runs_the_tree_round) {
+  for (auto transport : {InProcessGroup::Transport::tree, InProcessGroup::Transport::gather_only}) {
+    const int n = 7;
+    Ranks ranks(n);
+    InProcessGroup group(n, "sum", std::chrono::seconds(60), transport);
+    std::vector<std::string> verdicts(n);
+    auto errors = ranks.run([&](Rank& r) {
+      auto member = group.member(r.rank);
+      SumOfRanks sum(r.rank);
+      verdicts[r.rank] = member->tree_round(sum);
+    });
+    for (int r = 0; r < n; ++r) {
+      BOOST_TEST(!errors[r], message_of(errors[r]));
+      BOOST_TEST(verdicts[r] == "total 21");
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_rank_that_never_comes_fails_every_rank_with_the_same_error) {
   const int n = 4;
   Ranks ranks(n);
