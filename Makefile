@@ -8,7 +8,7 @@ WASM   := build/wasm
 # Debian's emscripten runs its tools with node; NodeSource's node needs this.
 EMENV  := NODE_PATH=/usr/share/nodejs
 
-.PHONY: all deps configure build wasm web test demo bench format clean
+.PHONY: all deps configure build wasm web test demo bench bench-gloo format clean
 
 all: build
 
@@ -45,7 +45,18 @@ bench: build
 	@$(BUILD)/tests/bench/table_load_bench
 	@$(BUILD)/tests/bench/dispatch_bench
 	@ctest --test-dir $(BUILD) -R web.parity -V | grep -E "decisions/s"
-	@for n in 2 4 8; do $(BUILD)/cli/tunelock launch -n $$n -- $(BUILD)/tests/bench/ucx_verify_bench; done
+	@for n in 2 4 8 16 64; do $(BUILD)/cli/tunelock launch -n $$n -- $(BUILD)/tests/bench/ucx_verify_bench; done
+
+# The UCX check next to torch.distributed all_gather_object over gloo, in one
+# run on one machine (installs Debian's python3-torch, which `make test`
+# does not need).
+bench-gloo: build
+	@scripts/install-deps.sh --bench
+	@for n in 2 4 8 16; do \
+	  $(BUILD)/cli/tunelock launch -n $$n -- $(BUILD)/tests/bench/ucx_verify_bench; \
+	  /usr/bin/python3 tests/bench/gloo_all_gather_bench.py $$n; \
+	done
+	@$(BUILD)/cli/tunelock launch -n 64 -- $(BUILD)/tests/bench/ucx_verify_bench
 
 format:
 	@git ls-files '*.hpp' '*.cpp' | xargs clang-format -i

@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages the build needs, and only those that are
 # missing, so a second run is quiet and fast; then the browser test's npm
 # package (playwright-core drives Debian's Chromium; it downloads no browser).
-# Used by `make demo` and `make test`.
+# Used by `make demo` and `make test`; `--bench` adds python3-torch, large
+# and needed only by `make bench-gloo`.
 set -euo pipefail
 
 packages=(
@@ -14,7 +15,9 @@ packages=(
   libucx-dev
   python3 python3-pytest
   emscripten chromium
+  iproute2 openmpi-bin libopenmpi-dev
 )
+[[ ${1:-} == --bench ]] && packages+=(python3-torch)
 
 install_npm_packages() {
   local dir

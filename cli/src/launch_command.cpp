@@ -2,12 +2,15 @@
 // demos, the way torchrun or mpirun would start it: rank variables, a
 // rendezvous address and a job token per rank, output forwarded with a rank
 // prefix, and when one rank fails the others get a grace period before they
-// are stopped. Exits with the first non-zero exit code.
+// are stopped. Exits with the first non-zero exit code. The ranks die with
+// the launcher even when it is killed with SIGKILL (a parent-death signal),
+// so no rank is left waiting on a rendezvous nobody will finish.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -104,6 +107,7 @@ int launch(const LaunchOptions& options, Streams& streams) {
   const std::string port = env_or(streams.env, "TUNELOCK_MASTER_PORT", std::to_string(free_port()));
   const std::string token = env_or(streams.env, "TUNELOCK_JOB_TOKEN", random_token());
 
+  const pid_t launcher = ::getpid();
   std::vector<Child> children;
   for (int rank = 0; rank < options.ranks; ++rank) {
     int out[2], err[2];
@@ -117,6 +121,10 @@ int launch(const LaunchOptions& options, Streams& streams) {
       throw Error("launch: cannot start rank " + std::to_string(rank) + ": " + why);
     }
     if (pid == 0) {
+      // SIGKILL when the launcher dies, however it dies; then the check
+      // closes the window where it died before the request was made.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != launcher) ::_exit(128 + SIGKILL);
       ::setpgid(0, 0);  // its own group: stopping a rank stops what it started too
       ::dup2(out[1], STDOUT_FILENO);
       ::dup2(err[1], STDERR_FILENO);

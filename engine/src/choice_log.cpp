@@ -22,6 +22,7 @@ bool ChoiceLog::add(std::string key, std::string value) {
   std::lock_guard lock(mutex_);
   auto [it, inserted] = index_.try_emplace(key, entries_.size());
   if (!inserted) return false;
+  hashes_.push_back({XXH3_64bits(key.data(), key.size()), XXH3_64bits(value.data(), value.size())});
   entries_.push_back(ChoiceEntry{std::move(key), std::move(value)});
   return true;
 }
@@ -40,6 +41,16 @@ std::vector<ChoiceEntry> ChoiceLog::since(std::size_t cursor, std::size_t* next_
   return out;
 }
 
+std::vector<ChoiceHash> ChoiceLog::hashes_since(std::size_t cursor,
+                                                std::size_t* next_cursor) const {
+  std::lock_guard lock(mutex_);
+  std::vector<ChoiceHash> out;
+  if (cursor < hashes_.size())
+    out.assign(hashes_.begin() + static_cast<std::ptrdiff_t>(cursor), hashes_.end());
+  if (next_cursor) *next_cursor = hashes_.size();
+  return out;
+}
+
 std::map<std::string, std::string> ChoiceLog::snapshot() const {
   std::lock_guard lock(mutex_);
   std::map<std::string, std::string> out;
@@ -50,6 +61,7 @@ std::map<std::string, std::string> ChoiceLog::snapshot() const {
 void ChoiceLog::clear() {
   std::lock_guard lock(mutex_);
   entries_.clear();
+  hashes_.clear();
   index_.clear();
 }
 

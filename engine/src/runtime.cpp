@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "tree_verify.hpp"
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
@@ -101,16 +102,61 @@ bool Runtime::log_choice(std::string_view arch, const KernelId& kernel, std::str
 
 std::string Runtime::choice_digest() const { return tunelock::choice_digest(log_.snapshot()); }
 
+// A group's cursor and what it agreed on: the all-gather path folds batches
+// into `agreement`, the tree path keeps hashes in `tree` (on rank 0).
+struct Runtime::GroupState {
+  std::size_t cursor = 0;
+  GroupAgreement agreement;
+  detail::TreeAgreement tree;
+};
+
 VerifyResult Runtime::verify(Collective& group) {
   const std::string id = group.group_id();
   const std::uint64_t generation_at_start = generation();
-  std::size_t cursor = 0;
+  std::shared_ptr<GroupState> state;
   {
     std::lock_guard lock(mutex_);
-    cursor = groups_[id].cursor;
+    std::shared_ptr<GroupState>& slot = groups_[id];
+    if (!slot) slot = std::make_shared<GroupState>();
+    state = slot;
   }
   std::size_t next_cursor = 0;
-  const std::vector<ChoiceEntry> fresh = log_.since(cursor, &next_cursor);
+  VerifyResult result;
+  if (group.has_tree()) {
+    // Everything this rank has sent the group, for a report's texts: the
+    // log up to this check's cursor.
+    auto everything_sent = [&] {
+      std::size_t end = 0;
+      std::vector<ChoiceEntry> all = log_.since(0, &end);
+      all.resize(std::min(all.size(), next_cursor));
+      return all;
+    };
+    const std::vector<ChoiceHash> fresh = log_.hashes_since(state->cursor, &next_cursor);
+    result = detail::verify_over_tree(group, fresh, everything_sent, state->tree);
+  } else {
+    const std::vector<ChoiceEntry> fresh = log_.since(state->cursor, &next_cursor);
+    result = gather_and_fold(group, fresh, *state);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (generation() != generation_at_start) {
+      // The batch came from the previous policy's log: moving the new log's
+      // cursor past entries nobody sent would be wrong.
+      throw Error(
+          "verify: a new policy was installed during this check; install policies at "
+          "start-up, and call verify at step boundaries");
+    }
+    state->cursor = next_cursor;
+  }
+  report_conflicts(group, result);
+  return result;
+}
+
+// Every rank's batch reaches every rank, which folds them all: the path for
+// transports that only gather (a trainer's own MPI or NCCL).
+VerifyResult Runtime::gather_and_fold(Collective& group, std::span<const ChoiceEntry> fresh,
+                                      GroupState& state) {
+  const std::string id = group.group_id();
   const std::vector<std::string> gathered = group.all_gather(encode_batch(group.rank(), fresh));
   if (gathered.size() != static_cast<std::size_t>(group.size())) {
     throw Error("verify: group '" + id + "' returned " + std::to_string(gathered.size()) +
@@ -125,28 +171,18 @@ VerifyResult Runtime::verify(Collective& group) {
       throw Error(origin + ": batch claims rank " + std::to_string(batches.back().rank));
     batches.back().rank = group.world_rank(static_cast<int>(r));  // reports name real processes
   }
+  return state.agreement.fold(batches);
+}
 
-  VerifyResult result;
-  {
-    std::lock_guard lock(mutex_);
-    if (generation() != generation_at_start) {
-      // The batch came from the previous policy's log: folding it, or moving
-      // the new log's cursor past entries nobody sent, would be wrong.
-      throw Error(
-          "verify: a new policy was installed during this check; install policies at "
-          "start-up, and call verify at step boundaries");
-    }
-    GroupCursor& state = groups_[id];
-    state.cursor = next_cursor;
-    result = state.agreement.fold(batches);
-  }
-  if (result.conflicts.empty()) return result;
-  // fold() returns each conflicting key once, so a round with conflicts has
-  // new ones. One rank logs them in full, the others point to it.
+// Every rank holds the same conflicts; this is the one place that decides
+// which rank logs what. fold() returns each conflicting key once, so a round
+// with conflicts has new ones: the group's lowest rank logs them in full,
+// the others one line pointing to it. With verify_strict every rank raises.
+void Runtime::report_conflicts(const Collective& group, const VerifyResult& result) {
+  if (result.conflicts.empty()) return;
   const std::string report = conflict_report(result.conflicts);
-  const int reporter = std::min_element(batches.begin(), batches.end(), [](auto& a, auto& b) {
-                         return a.rank < b.rank;
-                       })->rank;
+  int reporter = group.world_rank(0);
+  for (int r = 1; r < group.size(); ++r) reporter = std::min(reporter, group.world_rank(r));
   if (group.world_rank(group.rank()) == reporter) {
     logger().error("{}", report);
   } else {
@@ -156,7 +192,6 @@ VerifyResult Runtime::verify(Collective& group) {
         result.conflicts.size(), reporter);
   }
   if (policy()->verify_strict) throw Error(report);
-  return result;
 }
 
 std::optional<bool> Runtime::maybe_verify(std::int64_t iteration, Collective& group) {

@@ -1,6 +1,9 @@
 // Median latency of one verification round over UCX, for the ranks
 // `tunelock launch -n N` started: in steady state (empty batches) and with
-// 1,000 new entries per rank per round. Rank 0 prints the figures.
+// 1,000 new entries per rank per round. Rank 0 prints the figures. Before
+// each timed round the ranks meet (an untimed all-gather), so the figure is
+// the check itself, not how far apart the ranks finished logging;
+// gloo_all_gather_bench.py does the same with a barrier.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,15 +38,17 @@ int main() {
 
   std::vector<double> empty, thousand;
   for (int round = 0; round < 200; ++round) {
+    world->all_gather({});
     const auto start = Clock::now();
     runtime.verify(*world);
     empty.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   }
   std::uint64_t next = 0;
-  for (int round = 0; round < 30; ++round) {
+  for (int round = 0; round < 100; ++round) {
     for (int i = 0; i < 1000; ++i)
       runtime.log_choice("sm90", KernelId{"bench.ops", "mm"}, "M=" + std::to_string(next++), config,
                          ChoiceOrigin::pinned);
+    world->all_gather({});
     const auto start = Clock::now();
     runtime.verify(*world);
     thousand.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());

@@ -42,6 +42,21 @@ code=$?
 sleep 0.5
 pgrep -f "$marker" >/dev/null && fail "ranks still running after the launcher was terminated"
 
+# SIGKILL to the launcher cannot be passed on: the ranks still die with it.
+marker="tunelock-launch-kill-test-$$"
+# (the marker travels in the environment, so only the ranks carry it in argv)
+MARKER=$marker "$tunelock" launch -n 3 -- bash -c 'exec -a "$MARKER" sleep 60' >/dev/null 2>&1 &
+launcher=$!
+for _ in $(seq 50); do [[ $(pgrep -fc "$marker") == 3 ]] && break; sleep 0.1; done
+[[ $(pgrep -fc "$marker") == 3 ]] || fail "SIGKILL test: the 3 ranks did not start"
+kill -KILL $launcher
+wait $launcher 2>/dev/null
+for _ in $(seq 50); do pgrep -f "$marker" >/dev/null || break; sleep 0.1; done
+if pgrep -f "$marker" >/dev/null; then
+  fail "ranks still running 5 s after the launcher was killed with SIGKILL"
+  kill -KILL $(pgrep -f "$marker") 2>/dev/null
+fi
+
 "$tunelock" launch -n 2 -- /nonexistent/program >/dev/null 2>&1
 [[ $? == 127 ]] || fail "missing program should exit 127"
 "$tunelock" launch -n 0 -- true >/dev/null 2>&1

@@ -47,6 +47,20 @@ for r in 0 1; do
 done
 rm -f never.0 never.1
 
+# A rank with another job's token and one with another WORLD_SIZE: each is
+# told exactly that, and rank 0 names both instead of "never arrived" alone.
+(TUNELOCK_JOB_TOKEN=right RANK=0 WORLD_SIZE=3 "$rank_program" agree >mismatch.0 2>&1 &
+ sleep 0.3
+ TUNELOCK_JOB_TOKEN=wrong RANK=1 WORLD_SIZE=3 "$rank_program" agree >mismatch.1 2>&1 &
+ TUNELOCK_JOB_TOKEN=right RANK=2 WORLD_SIZE=4 "$rank_program" agree >mismatch.2 2>&1 &
+ wait)
+grep -q "is another job's: the job token differs" mismatch.1 || fail "wrong token: $(cat mismatch.1)"
+grep -q "has WORLD_SIZE=3 but this rank has WORLD_SIZE=4" mismatch.2 || fail "wrong world size: $(cat mismatch.2)"
+grep -q "never arrived within 3 s; refused meanwhile: " mismatch.0 &&
+  grep -q "a hello from rank 1 with another job token" mismatch.0 &&
+  grep -q "rank 2 has WORLD_SIZE=4 (this job has 3)" mismatch.0 || fail "rank 0 on mismatches: $(cat mismatch.0)"
+rm -f mismatch.0 mismatch.1 mismatch.2
+
 # A second job on the same port: its rank 0 cannot listen, and says why.
 TUNELOCK_JOB_TOKEN=first RANK=0 WORLD_SIZE=2 "$rank_program" agree >first.out 2>&1 &
 first=$!

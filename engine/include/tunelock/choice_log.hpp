@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -25,6 +26,13 @@ struct ChoiceEntry {
 std::string choice_log_key(std::string_view arch, std::string_view qualified, std::string_view key);
 std::string choice_log_value(std::string_view signature, ChoiceOrigin origin);
 
+// XXH3-64 of an entry's key and of its value: what a check along the tree
+// sends instead of the texts.
+struct ChoiceHash {
+  std::uint64_t key = 0;
+  std::uint64_t value = 0;
+};
+
 // Append-only and thread-safe. Appending order is kept so verification can
 // send only what was logged since its last check (a cursor per group).
 class ChoiceLog {
@@ -38,6 +46,10 @@ class ChoiceLog {
   // Entries [cursor, size()) and the new cursor, read under one lock.
   std::vector<ChoiceEntry> since(std::size_t cursor, std::size_t* next_cursor) const;
 
+  // The hashes of the same entries, computed once when each was logged, so
+  // a check does not copy or hash texts.
+  std::vector<ChoiceHash> hashes_since(std::size_t cursor, std::size_t* next_cursor) const;
+
   // Every entry, sorted by key.
   std::map<std::string, std::string> snapshot() const;
 
@@ -46,6 +58,7 @@ class ChoiceLog {
  private:
   mutable std::mutex mutex_;
   std::vector<ChoiceEntry> entries_;
+  std::vector<ChoiceHash> hashes_;  // by entry
   std::unordered_map<std::string, std::size_t> index_;
 };
 

@@ -1,6 +1,13 @@
 // The one thing verification needs from a transport: an all-gather of bytes
 // within a group. The launcher provides it over UCX; a trainer that already
 // has MPI or NCCL can implement it over those; tests use an in-process one.
+//
+// Optionally a transport offers a tree round (has_tree): partials travel up
+// a tree to rank 0, which turns them into a verdict that travels back down.
+// That is what makes a check cost O(log N) rounds and O(K) bytes per rank
+// at any world size; TreeCollective (tree_collective.hpp) builds it from
+// point-to-point send and receive. A transport with all-gather only still
+// verifies, with O(N) bytes per rank.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +16,18 @@
 #include <vector>
 
 namespace tunelock {
+
+// One rank's side of a tree round. absorb() folds in a partial from the
+// rank's subtree; partial() is what goes up; on rank 0 verdict() turns the
+// total into what every rank receives. The fold must not depend on the order
+// in which partials arrive. absorb may throw Error for a bad partial.
+class TreeReduction {
+ public:
+  virtual ~TreeReduction() = default;
+  virtual void absorb(int from_group_rank, std::string_view partial) = 0;
+  virtual std::string partial() = 0;
+  virtual std::string verdict() = 0;
+};
 
 class Collective {
  public:
@@ -29,6 +48,15 @@ class Collective {
   // Every rank's payload, indexed by rank. Blocks until all ranks of the
   // group called it. Throws Error on a timeout or a lost peer.
   virtual std::vector<std::string> all_gather(std::string_view payload) = 0;
+
+  // True when tree_round runs along a tree rather than over all_gather.
+  virtual bool has_tree() const { return false; }
+
+  // Every rank's partial reaches rank 0's reduction; its verdict is returned
+  // on every rank. Throws Error, the same on every rank where the transport
+  // lets it, on a timeout, a lost peer or a bad partial. All ranks of the
+  // group must call it. This fallback runs over all_gather (O(N) bytes).
+  virtual std::string tree_round(TreeReduction& reduction);
 };
 
 // A group of one: verification with nobody to disagree with.

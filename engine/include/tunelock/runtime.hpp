@@ -125,11 +125,13 @@ class Runtime {
   ChoiceLog log_;
   RecordStore records_;
 
-  struct GroupCursor {
-    std::size_t cursor = 0;
-    GroupAgreement agreement;
-  };
-  std::map<std::string, GroupCursor> groups_;
+  // One per group; shared, so a check holds its group's state without the
+  // lock while it waits on the network, and a policy change cannot free it.
+  struct GroupState;
+  std::map<std::string, std::shared_ptr<GroupState>> groups_;
+  VerifyResult gather_and_fold(Collective& group, std::span<const ChoiceEntry> fresh,
+                               GroupState& state);
+  void report_conflicts(const Collective& group, const VerifyResult& result);
 };
 
 // TUNELOCK_CHOICE_LOG, the prefix choice logs are dumped to; empty when unset.

@@ -15,6 +15,7 @@
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "tunelock/error.hpp"
@@ -161,6 +162,48 @@ std::string as_string(const flatbuffers::Vector<std::uint8_t>* bytes) {
   return {reinterpret_cast<const char*>(bytes->data()), bytes->size()};
 }
 
+// Why rank 0 turns a well-formed hello away, said twice: once for its own
+// report of who never came, once to the rank itself so it can act on it.
+struct Refusal {
+  std::string for_rank0;
+  std::string for_sender;
+};
+
+std::optional<Refusal> judge_hello(const Rendezvous& r, const fb::Hello& hello,
+                                   bool rank_already_joined) {
+  const std::string where = r.host + ":" + std::to_string(r.port);
+  const int rank = static_cast<int>(hello.rank());
+  const int size = static_cast<int>(hello.world_size());
+  if (hello.token()->str() != r.token) {
+    return Refusal{"a hello from rank " + std::to_string(rank) +
+                       " with another job token (check TUNELOCK_JOB_TOKEN on that rank)",
+                   "rendezvous: rank 0 at " + where +
+                       " is another job's: the job token differs (TUNELOCK_JOB_TOKEN, else "
+                       "SLURM_JOB_ID, else TORCHELASTIC_RUN_ID, must be the same on every rank)"};
+  }
+  if (size != r.world_size) {
+    return Refusal{"rank " + std::to_string(rank) + " has WORLD_SIZE=" + std::to_string(size) +
+                       " (this job has " + std::to_string(r.world_size) + ")",
+                   "rendezvous: rank 0 at " + where +
+                       " has WORLD_SIZE=" + std::to_string(r.world_size) +
+                       " but this rank has WORLD_SIZE=" + std::to_string(size) +
+                       "; every rank must be started with the same world size"};
+  }
+  if (rank < 1 || rank >= r.world_size) {
+    return Refusal{"a hello from rank " + std::to_string(rank) + " of " + std::to_string(size),
+                   "rendezvous: rank " + std::to_string(rank) + " is outside 1.." +
+                       std::to_string(r.world_size - 1) +
+                       " (WORLD_SIZE=" + std::to_string(r.world_size) + ")"};
+  }
+  if (rank_already_joined) {
+    return Refusal{
+        "a second hello for rank " + std::to_string(rank),
+        "rendezvous: rank " + std::to_string(rank) +
+            " has already joined; two processes were started with RANK=" + std::to_string(rank)};
+  }
+  return std::nullopt;
+}
+
 // Rank 0: listen, collect one valid hello per other rank, answer with the
 // roster. Anything else that connects is dropped.
 std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address) {
@@ -194,6 +237,18 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
     logger().warn("rendezvous: dropped a connection: {}", why);
     p.fd = Fd();
   };
+  // Hellos of this job's shape but the wrong token or world size: the sender
+  // is told why, and the timeout message names them, so a misconfigured rank
+  // is not reported as one that "never arrived".
+  std::vector<std::string> refused;
+  auto refuse = [&](Pending& p, const std::string& why, const std::string& to_sender) {
+    refused.push_back(why);
+    try {
+      send_all(p.fd.get(), frame('F', to_sender), Clock::now() + std::chrono::seconds(1));
+    } catch (const Error&) {
+    }
+    drop(p, why);
+  };
   while (static_cast<int>(ranks.size()) < r.world_size - 1) {
     std::vector<pollfd> fds{{listener.get(), POLLIN, 0}};
     for (const Pending& p : pending) fds.push_back({p.fd.get(), POLLIN, 0});
@@ -201,8 +256,12 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
       std::string missing;
       for (int rank = 1; rank < r.world_size; ++rank)
         if (!ranks.count(rank)) missing += (missing.empty() ? "" : ",") + std::to_string(rank);
-      const std::string message = "rendezvous: rank(s) " + missing + " never arrived within " +
-                                  std::to_string(r.timeout.count() / 1000) + " s";
+      std::string message = "rendezvous: rank(s) " + missing + " never arrived within " +
+                            std::to_string(r.timeout.count() / 1000) + " s";
+      if (!refused.empty()) {
+        message += "; refused meanwhile: ";
+        for (std::size_t i = 0; i < refused.size(); ++i) message += (i ? "; " : "") + refused[i];
+      }
       for (auto& [rank, fd] : ranks) {
         try {
           send_all(fd.get(), frame('F', message), Clock::now() + std::chrono::seconds(1));
@@ -233,13 +292,11 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
         flatbuffers::Verifier verifier(data, f->second.size());
         if (!fb::VerifyHelloBuffer(verifier)) throw Error("malformed hello");
         const fb::Hello* hello = fb::GetHello(data);
-        if (hello->token()->str() != r.token) throw Error("hello from another job (token differs)");
         const int rank = static_cast<int>(hello->rank());
-        if (static_cast<int>(hello->world_size()) != r.world_size || rank < 1 ||
-            rank >= r.world_size)
-          throw Error("hello with rank " + std::to_string(rank) + " of " +
-                      std::to_string(hello->world_size()));
-        if (ranks.count(rank)) throw Error("second hello for rank " + std::to_string(rank));
+        if (auto refusal = judge_hello(r, *hello, ranks.count(rank) > 0)) {
+          refuse(p, refusal->for_rank0, refusal->for_sender);
+          continue;
+        }
         addresses[static_cast<std::size_t>(rank)] = as_string(hello->worker_address());
         ranks.emplace(rank, std::move(p.fd));
       } catch (const Error& e) {

@@ -19,6 +19,14 @@ namespace tunelock::launcher {
 
 using Clock = std::chrono::steady_clock;
 
+// A UCX tag: 19 bits of group name, 1 bit all-gather or tree, 24 bits of
+// round, 20 bits of sender rank.
+constexpr int kRankBits = 20;
+std::uint64_t tag_base(const std::string& group, bool tree, std::uint64_t round) {
+  const std::uint64_t name = XXH3_64bits(group.data(), group.size()) & 0x7ffff;
+  return (name << 45) | (std::uint64_t{tree} << 44) | ((round & 0xffffff) << kRankBits);
+}
+
 class UcxWorld {
  public:
   explicit UcxWorld(Rendezvous rendezvous);
@@ -30,10 +38,15 @@ class UcxWorld {
   int size() const { return rendezvous_.world_size; }
   std::chrono::milliseconds timeout() const { return rendezvous_.timeout; }
 
-  // Sends `bytes` to each of `peers` and receives one message from each, all
-  // under `tag_base | peer`. Throws naming ranks that died or never sent.
-  std::map<int, std::string> exchange(const std::vector<int>& peers, std::uint64_t tag_base,
-                                      std::string_view bytes);
+  // Sends `bytes` to each of `send_to` and receives one message from each of
+  // `receive_from`, all under `tag_base | sender`, waiting up to `wait`.
+  // Throws naming the ranks of `receive_from` that died or never sent; a
+  // send to a rank that is gone is dropped (the tree reports it from below).
+  // With `sends_may_linger`, returns without waiting for the sends.
+  std::map<int, std::string> exchange(const std::vector<int>& send_to,
+                                      const std::vector<int>& receive_from, std::uint64_t tag_base,
+                                      std::string_view bytes, std::chrono::milliseconds wait,
+                                      bool sends_may_linger = false);
 
  private:
   void connect();
@@ -47,7 +60,9 @@ class UcxWorld {
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   int event_fd_ = -1;
-  std::vector<ucp_ep_h> endpoints_;  // by world rank; null for self
+  ucp_ep_h endpoint(int peer);
+  std::vector<std::string> addresses_;  // every rank's worker address, by world rank
+  std::vector<ucp_ep_h> endpoints_;     // by world rank; null until first used
   struct ErrorArg {
     UcxWorld* world;
     int rank;
@@ -84,9 +99,9 @@ void UcxWorld::on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
 }
 
 UcxWorld::UcxWorld(Rendezvous rendezvous) : rendezvous_(std::move(rendezvous)) {
-  if (rendezvous_.world_size > (1 << 16))
-    throw Error(
-        "verify: at most 65536 ranks are supported (rank numbers travel in 16 bits of a UCX tag)");
+  if (rendezvous_.world_size > (1 << kRankBits))
+    throw Error("verify: at most " + std::to_string(1 << kRankBits) +
+                " ranks are supported (rank numbers travel in 20 bits of a UCX tag)");
   try {
     connect();
   } catch (...) {
@@ -116,21 +131,28 @@ void UcxWorld::connect() {
   const std::string mine(reinterpret_cast<const char*>(address), length);
   ucp_worker_release_address(worker_, address);
 
-  const std::vector<std::string> addresses = exchange_addresses(rendezvous_, mine);
-  endpoints_.assign(addresses.size(), nullptr);
-  error_args_.resize(addresses.size());
-  for (std::size_t r = 0; r < addresses.size(); ++r) {
-    if (static_cast<int>(r) == rank()) continue;
-    error_args_[r] = {this, static_cast<int>(r)};
-    ucp_ep_params_t ep{};
-    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    ep.address = reinterpret_cast<const ucp_address_t*>(addresses[r].data());
-    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;  // a dead peer is an error, not a hang
-    ep.err_handler.cb = &UcxWorld::on_peer_error;
-    ep.err_handler.arg = &error_args_[r];
-    check(ucp_ep_create(worker_, &ep, &endpoints_[r]), "connecting to a peer");
-  }
+  addresses_ = exchange_addresses(rendezvous_, mine);
+  endpoints_.assign(addresses_.size(), nullptr);
+  error_args_.resize(addresses_.size());
+}
+
+// Endpoints are made on first use: along the tree a rank talks to its
+// parent and children only, so a large world does not pay for N endpoints
+// per rank. A receive makes its sender's endpoint too, so that a peer that
+// dies is noticed through it rather than by the timeout.
+ucp_ep_h UcxWorld::endpoint(int peer) {
+  const auto r = static_cast<std::size_t>(peer);
+  if (endpoints_[r]) return endpoints_[r];
+  error_args_[r] = {this, peer};
+  ucp_ep_params_t ep{};
+  ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                  UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  ep.address = reinterpret_cast<const ucp_address_t*>(addresses_[r].data());
+  ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;  // a dead peer is an error, not a hang
+  ep.err_handler.cb = &UcxWorld::on_peer_error;
+  ep.err_handler.arg = &error_args_[r];
+  check(ucp_ep_create(worker_, &ep, &endpoints_[r]), "connecting to a peer");
+  return endpoints_[r];
 }
 
 UcxWorld::~UcxWorld() { release(); }
@@ -184,18 +206,22 @@ bool UcxWorld::wait(const std::function<bool()>& done, Clock::time_point deadlin
   }
 }
 
-std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& peers, std::uint64_t tag_base,
-                                              std::string_view bytes) {
+std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& send_to,
+                                              const std::vector<int>& peers, std::uint64_t tag_base,
+                                              std::string_view bytes,
+                                              std::chrono::milliseconds wait_for,
+                                              bool sends_may_linger) {
   reap_in_flight();
-  const auto deadline = Clock::now() + timeout();
+  const auto deadline = Clock::now() + wait_for;
   const std::uint64_t self_tag = tag_base | static_cast<std::uint64_t>(rank());
   // Owned by every send request of this round, and by in_flight_ after it.
   const auto payload = std::make_shared<std::string>(bytes);
+  for (int peer : peers) endpoint(peer);  // so a dead sender is noticed
   std::vector<std::pair<int, void*>> sends;
-  for (int peer : peers) {
+  for (int peer : send_to) {
     ucp_request_param_t param{};
-    void* request = ucp_tag_send_nbx(endpoints_[static_cast<std::size_t>(peer)], payload->data(),
-                                     payload->size(), self_tag, &param);
+    void* request =
+        ucp_tag_send_nbx(endpoint(peer), payload->data(), payload->size(), self_tag, &param);
     if (UCS_PTR_IS_ERR(request))
       failed_.emplace(peer, ucs_status_string(UCS_PTR_STATUS(request)));
     else if (request)
@@ -255,7 +281,18 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& peers, std
       },
       deadline);
   // Our sends must reach live peers before this rank may move on or exit:
-  // wait for them up to the same deadline.
+  // wait for them up to the same deadline. Or, when the caller has more to
+  // wait for anyway (the tree: up, then the verdict down), leave them to
+  // complete meanwhile; release() flushes what is left before exit.
+  if (sends_may_linger) {
+    for (auto& [peer, request] : sends) {
+      if (ucp_request_check_status(request) == UCS_INPROGRESS)
+        in_flight_.push_back({request, payload});
+      else
+        ucp_request_free(request);
+    }
+    sends.clear();
+  }
   wait(
       [&] {
         return std::all_of(sends.begin(), sends.end(), [&](const auto& send) {
@@ -289,8 +326,8 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& peers, std
     for (int p : peers)
       if (!received.count(p)) missing += (missing.empty() ? "" : ",") + std::to_string(p);
     throw Error(
-        "verify: timed out after " + std::to_string(timeout().count()) +
-        " ms waiting for rank(s) " + missing +
+        "verify: timed out after " + std::to_string(wait_for.count()) + " ms waiting for rank(s) " +
+        missing +
         " (TUNELOCK_VERIFY_TIMEOUT sets the limit; every rank must call verify at the same step)");
   }
   return received;
@@ -320,20 +357,46 @@ UcxCollective::UcxCollective(const UcxCollective& world, std::vector<int> ranks,
 
 UcxCollective::~UcxCollective() = default;
 
-std::vector<std::string> UcxCollective::all_gather(std::string_view payload) {
+UcxWorld& UcxCollective::world() {
   if (!*shared_world_) *shared_world_ = std::make_shared<UcxWorld>(*pending_);  // lazy: first use
-  UcxWorld& world = **shared_world_;
-  // Tag: 24 bits of group name, 24 bits of round, 16 bits of sender rank.
-  const std::uint64_t group = XXH3_64bits(name_.data(), name_.size()) & 0xffffff;
-  const std::uint64_t tag_base = (group << 40) | ((++round_ & 0xffffff) << 16);
+  return **shared_world_;
+}
+
+std::vector<std::string> UcxCollective::all_gather(std::string_view payload) {
+  UcxWorld& w = world();
   std::vector<int> peers;
   for (int r : members_)
-    if (r != world.rank()) peers.push_back(r);
-  std::map<int, std::string> received = world.exchange(peers, tag_base, payload);
+    if (r != w.rank()) peers.push_back(r);
+  std::map<int, std::string> received =
+      w.exchange(peers, peers, tag_base(name_, false, ++round_), payload, w.timeout());
   std::vector<std::string> out;
   out.reserve(members_.size());
   for (int r : members_)
-    out.push_back(r == world.rank() ? std::string(payload) : std::move(received.at(r)));
+    out.push_back(r == w.rank() ? std::string(payload) : std::move(received.at(r)));
+  return out;
+}
+
+std::vector<int> UcxCollective::world_ranks(std::span<const int> group_ranks) const {
+  std::vector<int> out;
+  out.reserve(group_ranks.size());
+  for (int r : group_ranks) out.push_back(members_.at(static_cast<std::size_t>(r)));
+  return out;
+}
+
+void UcxCollective::send(std::span<const int> to, std::uint64_t tag, std::string_view bytes) {
+  UcxWorld& w = world();
+  w.exchange(world_ranks(to), {}, tag_base(name_, true, tag), bytes, w.timeout(), true);
+}
+
+std::vector<std::string> UcxCollective::receive(std::span<const int> from, std::uint64_t tag,
+                                                int slack_rounds) {
+  UcxWorld& w = world();
+  const std::vector<int> peers = world_ranks(from);
+  std::map<int, std::string> got =
+      w.exchange({}, peers, tag_base(name_, true, tag), {}, tree_wait(w.timeout(), slack_rounds));
+  std::vector<std::string> out;
+  out.reserve(peers.size());
+  for (int p : peers) out.push_back(std::move(got.at(p)));
   return out;
 }
 

@@ -1,24 +1,26 @@
-// The engine's collective over UCX: an all-gather of bytes within a group,
-// across processes and hosts. The only code that includes UCX headers is
+// The engine's collective over UCX: the tree round along a binomial tree
+// (O(log N) rounds, O(K) bytes per rank) and an all-gather of bytes within a
+// group, across processes and hosts. The only code that includes UCX headers is
 // its implementation. Every wait has a deadline; a rank that dies gives the
 // others a clear error naming it; waiting sleeps on the worker's event fd
 // (8 ranks share 2 cores), never spins.
 //
-// Single-threaded: call all_gather from one thread (the step boundary).
+// Single-threaded: call it from one thread (the step boundary).
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
-#include "tunelock/collective.hpp"
 #include "tunelock/launcher/rendezvous.hpp"
+#include "tunelock/tree_collective.hpp"
 
 namespace tunelock::launcher {
 
 class UcxWorld;
 
-class UcxCollective final : public Collective {
+class UcxCollective final : public TreeCollective {
  public:
   // The world group. Connects lazily, on the first all_gather, so a rank
   // with verification off never waits for peers.
@@ -39,7 +41,15 @@ class UcxCollective final : public Collective {
   }
   std::vector<std::string> all_gather(std::string_view payload) override;
 
+ protected:
+  void send(std::span<const int> to, std::uint64_t tag, std::string_view bytes) override;
+  std::vector<std::string> receive(std::span<const int> from, std::uint64_t tag,
+                                   int slack_rounds) override;
+
  private:
+  UcxWorld& world();
+  std::vector<int> world_ranks(std::span<const int> group_ranks) const;
+
   // The world connection, created on the first all_gather of any group built
   // from the same world collective (they share this slot).
   std::shared_ptr<std::shared_ptr<UcxWorld>> shared_world_ =

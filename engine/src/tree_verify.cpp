@@ -1,0 +1,201 @@
+#include "tree_verify.hpp"
+
+#include <flatbuffers/flatbuffers.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "tunelock/error.hpp"
+#include "tunelock/fb/verify_tree_generated.h"
+
+namespace tunelock::detail {
+namespace {
+
+std::uint64_t hash_of(std::string_view text) { return XXH3_64bits(text.data(), text.size()); }
+
+std::string bytes_of(const flatbuffers::FlatBufferBuilder& b) {
+  return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
+}
+
+template <typename T>
+const T* verified(std::string_view bytes, const std::string& origin, const char* what) {
+  const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+  flatbuffers::Verifier verifier(data, bytes.size());
+  if (!verifier.VerifyBuffer<T>(nullptr))
+    throw Error(origin + ": not a valid " + what + " (" + std::to_string(bytes.size()) + " bytes)");
+  return flatbuffers::GetRoot<T>(data);
+}
+
+std::string origin_of(const Collective& group, int group_rank) {
+  return "verify: rank " + std::to_string(group.world_rank(group_rank)) + " of group '" +
+         group.group_id() + "'";
+}
+
+// Step one: per key hash, the range of value hashes below this rank.
+class RangeReduction final : public TreeReduction {
+ public:
+  RangeReduction(const Collective& group, std::span<const ChoiceHash> fresh, TreeAgreement& state)
+      : group_(group), state_(state), compared_(fresh.size()) {
+    ranges_.reserve(fresh.size());
+    for (const ChoiceHash& e : fresh) ranges_.emplace_back(e.key, e.value, e.value);
+    std::sort(ranges_.begin(), ranges_.end(),
+              [](const fb::KeyRange& a, const fb::KeyRange& b) { return a.key() < b.key(); });
+    merge_equal_keys();
+  }
+
+  void absorb(int from, std::string_view bytes) override {
+    const std::string origin = origin_of(group_, from);
+    const auto* partial = verified<fb::TreePartial>(bytes, origin, "tree partial");
+    compared_ += partial->compared();
+    if (!partial->ranges() || partial->ranges()->size() == 0) return;
+    const auto& theirs = *partial->ranges();
+    std::vector<fb::KeyRange> merged;
+    merged.reserve(ranges_.size() + theirs.size());
+    std::size_t mine = 0;
+    for (std::uint32_t i = 0; i < theirs.size(); ++i) {
+      const fb::KeyRange& next = *theirs.Get(i);
+      if (i > 0 && next.key() <= theirs.Get(i - 1)->key())
+        throw Error(origin + ": tree partial is not sorted by key hash");
+      while (mine < ranges_.size() && ranges_[mine].key() < next.key())
+        merged.push_back(ranges_[mine++]);
+      merged.push_back(next);
+    }
+    merged.insert(merged.end(), ranges_.begin() + static_cast<std::ptrdiff_t>(mine), ranges_.end());
+    ranges_ = std::move(merged);
+    merge_equal_keys();
+  }
+
+  std::string partial() override {
+    flatbuffers::FlatBufferBuilder b(64 + ranges_.size() * sizeof(fb::KeyRange));
+    const auto ranges = b.CreateVectorOfStructs(ranges_);
+    b.Finish(fb::CreateTreePartial(b, compared_, ranges));
+    return bytes_of(b);
+  }
+
+  // Rank 0: a key whose range is not one value, or whose value is not the
+  // agreed one, is a suspect; the others join the agreed set.
+  std::string verdict() override {
+    std::vector<std::uint64_t> suspects;
+    for (const fb::KeyRange& r : ranges_) {
+      if (state_.conflicted.count(r.key())) continue;  // reported once; the verdict is sticky
+      auto [agreed, inserted] = state_.agreed.emplace(r.key(), r.low());
+      if (r.low() != r.high() || (!inserted && agreed->second != r.low()))
+        suspects.push_back(r.key());
+    }
+    flatbuffers::FlatBufferBuilder b(64 + suspects.size() * 8);
+    const auto list = b.CreateVector(suspects);
+    b.Finish(fb::CreateTreeVerdict(b, !state_.failed, compared_, list));
+    return bytes_of(b);
+  }
+
+ private:
+  void merge_equal_keys() {
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < ranges_.size(); ++i) {
+      if (out > 0 && ranges_[out - 1].key() == ranges_[i].key()) {
+        const fb::KeyRange& a = ranges_[out - 1];
+        const fb::KeyRange& b = ranges_[i];
+        ranges_[out - 1] =
+            fb::KeyRange(a.key(), std::min(a.low(), b.low()), std::max(a.high(), b.high()));
+      } else {
+        ranges_[out++] = ranges_[i];
+      }
+    }
+    ranges_.resize(out);
+  }
+
+  const Collective& group_;
+  TreeAgreement& state_;
+  std::uint64_t compared_;
+  std::vector<fb::KeyRange> ranges_;
+};
+
+using Texts = std::map<std::string, std::map<std::string, std::set<int>>>;  // key -> value -> ranks
+
+std::string encode_texts(const Texts& texts, bool conflicts_only) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<fb::RankedChoice>> choices;
+  for (const auto& [key, values] : texts) {
+    if (conflicts_only && values.size() < 2) continue;
+    for (const auto& [value, ranks] : values) {
+      const std::vector<std::uint32_t> list(ranks.begin(), ranks.end());
+      choices.push_back(fb::CreateRankedChoice(b, b.CreateString(key), b.CreateString(value),
+                                               b.CreateVector(list)));
+    }
+  }
+  b.Finish(fb::CreateConflictTexts(b, b.CreateVector(choices)));
+  return bytes_of(b);
+}
+
+void decode_texts_into(Texts& texts, std::string_view bytes, const std::string& origin) {
+  const auto* got = verified<fb::ConflictTexts>(bytes, origin, "conflict report");
+  if (!got->choices()) return;
+  for (const fb::RankedChoice* c : *got->choices()) {
+    std::set<int>& ranks = texts[c->key()->str()][c->value()->str()];
+    if (c->ranks())
+      for (std::uint32_t r : *c->ranks()) ranks.insert(static_cast<int>(r));
+  }
+}
+
+// Step two, only for suspects: the texts of their entries, with the ranks
+// that sent each (in this check or an earlier one), up; the conflicts down.
+class TextReduction final : public TreeReduction {
+ public:
+  TextReduction(const Collective& group, const std::unordered_set<std::uint64_t>& suspects,
+                const std::vector<ChoiceEntry>& sent, TreeAgreement& state)
+      : group_(group), suspects_(suspects), state_(state) {
+    const int me = group.world_rank(group.rank());
+    for (const ChoiceEntry& e : sent)
+      if (suspects.count(hash_of(e.key))) texts_[e.key][e.value].insert(me);
+  }
+
+  void absorb(int from, std::string_view bytes) override {
+    decode_texts_into(texts_, bytes, origin_of(group_, from));
+  }
+  std::string partial() override { return encode_texts(texts_, false); }
+
+  // Rank 0: every suspect leaves the agreed set for good; those with two
+  // values are the conflicts (a suspect with one text was a hash collision).
+  std::string verdict() override {
+    for (std::uint64_t key : suspects_) {
+      state_.agreed.erase(key);
+      state_.conflicted.insert(key);
+    }
+    return encode_texts(texts_, true);
+  }
+
+ private:
+  const Collective& group_;
+  const std::unordered_set<std::uint64_t>& suspects_;
+  TreeAgreement& state_;
+  Texts texts_;
+};
+
+}  // namespace
+
+VerifyResult verify_over_tree(Collective& group, std::span<const ChoiceHash> fresh,
+                              const std::function<std::vector<ChoiceEntry>()>& everything_sent,
+                              TreeAgreement& state) {
+  RangeReduction ranges(group, fresh, state);
+  const std::string verdict_bytes = group.tree_round(ranges);
+  const auto* verdict =
+      verified<fb::TreeVerdict>(verdict_bytes, origin_of(group, 0), "tree verdict");
+  VerifyResult result;
+  result.compared = static_cast<std::size_t>(verdict->compared());
+  if (verdict->suspects() && verdict->suspects()->size() > 0) {
+    const std::unordered_set<std::uint64_t> suspects(verdict->suspects()->begin(),
+                                                     verdict->suspects()->end());
+    TextReduction texts(group, suspects, everything_sent(), state);
+    Texts conflicts;
+    decode_texts_into(conflicts, group.tree_round(texts), origin_of(group, 0));
+    for (auto& [key, values] : conflicts)
+      result.conflicts.push_back(Conflict{key, std::move(values)});
+  }
+  if (!result.conflicts.empty()) state.failed = true;
+  result.agreed = verdict->agreed() && !state.failed;
+  return result;
+}
+
+}  // namespace tunelock::detail
