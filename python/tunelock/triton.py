@@ -16,7 +16,6 @@ Everything else (rules, tables, the log, digest, verify) is the engine's.
 import logging
 import math
 import threading
-import weakref
 
 import tunelock as engine
 
@@ -27,12 +26,12 @@ _original_run = None
 _autotuner_class = None
 _generation = 0  # bumped by every install: choices belong to the policy they were made under
 _policy = None  # the installed policy, as the engine resolved it
-_states = weakref.WeakKeyDictionary()
 _enumerated = set()
 
 
 class _TunerState:
-    """What the interception keeps per autotuner."""
+    """What the interception keeps per autotuner (as an attribute of it),
+    decided once per policy so the hot path reads one flag."""
 
     def __init__(self, autotuner):
         self.module = kernel_module(autotuner)
@@ -40,7 +39,12 @@ class _TunerState:
         self.qualified = f"{self.module}.{self.name}" if self.module else self.name
         self.observed = engine.observes(self.module, self.name)
         self.generation = _generation
-        self.chosen = {}  # Triton's key tuple -> Config (pinned) or True (seen, timed)
+        intercepted = _policy["intercepts"] and self.observed
+        # Pinned and more than one config: the engine chooses, never timed.
+        self.pinned = intercepted and _policy["mode"] == "pinned" and len(autotuner.configs) > 1
+        self.intercepted = intercepted
+        self.arg_names = frozenset(autotuner.arg_names)
+        self.chosen = {}  # Triton's key tuple -> (Config, its launch kwargs) or True (timed)
         self.singleton_logged = False
 
 
@@ -81,7 +85,6 @@ def uninstall():
         if _original_run is not None:
             _autotuner_class.run = _original_run
         _original_run, _autotuner_class = None, None
-        _states.clear()
 
 
 def arch_tag():
@@ -162,9 +165,9 @@ def _key_tuple(autotuner, args, kwargs):
 
 
 def _state(autotuner):
-    state = _states.get(autotuner)
+    state = autotuner.__dict__.get("_tunelock_state")
     if state is None or state.generation != _generation:
-        state = _states[autotuner] = _TunerState(autotuner)
+        state = autotuner._tunelock_state = _TunerState(autotuner)
     return state
 
 
@@ -175,31 +178,44 @@ def _enumerate(state, count, what):
 
 
 def _run(self, *args, **kwargs):
-    state = _state(self)
-    if not (_policy["intercepts"] and state.observed):
+    state = self.__dict__.get("_tunelock_state")
+    if state is None or state.generation != _generation:
+        state = _state(self)
+    if not state.pinned:
+        return _run_unpinned(self, state, args, kwargs)
+    # The hot path: Triton's own key (named key arguments, then every dtype),
+    # one dict lookup, the launch. Built as Triton's run builds it.
+    call = dict(zip(self.arg_names, args))
+    if kwargs:
+        call.update((k, v) for k, v in kwargs.items() if k in state.arg_names)
+    key = [call[name] for name in self.keys if name in call]
+    key.extend(str(value.dtype) for value in call.values() if hasattr(value, "dtype"))
+    key = tuple(key)
+    chosen = state.chosen.get(key)
+    if chosen is None:
+        chosen = _choose_pinned(self, state, key, args, kwargs)
+    config, launch_kwargs = chosen
+    self.best_config = config
+    if config.pre_hook is not None:
+        config.pre_hook({**call, **kwargs, **launch_kwargs})
+    return self.fn.run(*args, **kwargs, **launch_kwargs)
+
+
+def _run_unpinned(self, state, args, kwargs):
+    if not state.intercepted:
         if _policy.get("enumerate"):
             _enumerate(state, len(self.configs), "UNPINNED")
         return _original_run(self, *args, **kwargs)
-    pinned = _policy["mode"] == "pinned"
     if len(self.configs) <= 1:
         if not state.singleton_logged:
             engine.log_choice(arch_tag(), state.module, state.name, "*",
-                              config_data(self.configs[0]), pinned)
+                              config_data(self.configs[0]), _policy["mode"] == "pinned")
             state.singleton_logged = True
         return _original_run(self, *args, **kwargs)
     key = _key_tuple(self, args, kwargs)
-    if not pinned:
-        if key in state.chosen:
-            return _original_run(self, *args, **kwargs)
-        return _run_timed(self, state, key, args, kwargs)
-    config = state.chosen.get(key)
-    if config is None:
-        config = _choose_pinned(self, state, key, args, kwargs)
-    self.best_config = config
-    if config.pre_hook is not None:
-        named, _ = _call_args(self, args, kwargs)
-        config.pre_hook({**named, **kwargs, **config.all_kwargs()})
-    return self.fn.run(*args, **kwargs, **config.all_kwargs())
+    if key in state.chosen:
+        return _original_run(self, *args, **kwargs)
+    return _run_timed(self, state, key, args, kwargs)
 
 
 def _choose_pinned(autotuner, state, key, args, kwargs):
@@ -215,7 +231,8 @@ def _choose_pinned(autotuner, state, key, args, kwargs):
         choice = engine.pinned_choice(arch_tag(), state.module, state.name,
                                       tuning_key(autotuner, args, kwargs),
                                       [config_data(c) for c in candidates])
-        state.chosen[key] = candidates[choice.index]
+        config = candidates[choice.index]
+        state.chosen[key] = (config, config.all_kwargs())
         return state.chosen[key]
 
 

@@ -38,6 +38,23 @@ if [[ -e $build/launcher/libtunelock_ucx.a ]]; then
 fi
 grep -q "\"digest\": \"$digest\"" "$scratch/log.rank0.json" || { echo "FAIL: digest differs"; exit 1; }
 
+# Where CUDA was built, tunelock::cuda is exported with its headers.
+if [[ -e $build/launcher/cuda/libtunelock_cuda.a ]]; then
+  [[ -e $scratch/prefix/include/tunelock/cuda/cuda_backend.hpp ]] || { echo "FAIL: CUDA headers"; exit 1; }
+  grep -q 'tunelock::cuda' "$scratch/prefix/lib/cmake/tunelock/tunelockTargets.cmake" \
+    || { echo "FAIL: tunelock::cuda is not exported"; exit 1; }
+fi
+
+# The installed Python package loads its library and decides as the C++ consumer did.
+site=$(echo "$scratch"/prefix/lib*/python3/dist-packages)
+py_out=$(cd / && PYTHONPATH="$site" python3 -c '
+import tunelock
+tunelock.install(mode="pinned")
+print(tunelock.pinned_choice("host", "consumer.ops", "matmul", "M=64", [
+    {"kwargs": {"BLOCK_M": 64}, "num_warps": 4, "num_stages": 2},
+    {"kwargs": {"BLOCK_M": 32}, "num_warps": 4, "num_stages": 2}]).signature)')
+[[ $py_out == "BLOCK_M=32;warps=4;stages=2" ]] || { echo "FAIL: installed Python package: $py_out"; exit 1; }
+
 # The installed CLI works from the prefix.
 "$scratch/prefix/bin/tunelock" policy --json >/dev/null
 echo "ok: installed tree builds and runs a find_package(tunelock) consumer"
