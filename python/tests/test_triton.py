@@ -152,3 +152,15 @@ def test_a_new_policy_drops_earlier_choices_and_uninstall_restores_triton():
     assert triton.Autotuner.run is not tt._run
     run_once(tuner)
     assert bench.calls == len(BLOCKS)  # Triton's own run: timed again
+
+
+def test_restore_value_puts_an_in_place_output_back_after_timing(tmp_path):
+    tt.install(mode="record", record_path=str(tmp_path / "rec"))
+    tuner, _, bench = make_autotuner(2, reset_to_zero=None, restore_value=["out"])
+    values = mixed_values(N)
+    x, out = Tensor(values), Tensor([5.0])
+    tuner.run(x, out, N)
+    assert bench.calls == len(BLOCKS)
+    expected = Tensor([5.0])
+    tuner.fn.fn(Tensor(values), expected, N, tuner.best_config.kwargs["BLOCK"])
+    assert out.values[0] == expected.values[0]  # timing runs left no trace
