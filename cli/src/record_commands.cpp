@@ -39,29 +39,11 @@ int merge(const RecordOptions& options, Streams& streams) {
   return kExitOk;
 }
 
-nlohmann::json verdict_json(const KeyVerdict& verdict) {
-  nlohmann::json votes = nlohmann::json::array();
-  for (const Vote& vote : verdict.votes)
-    votes.push_back(
-        {{"signature", vote.signature}, {"votes", vote.count}, {"timings_ms", vote.timings_ms}});
-  const auto& [arch, kernel, key] = verdict.key;
-  return {{"arch", arch},
-          {"kernel", kernel},
-          {"key", key},
-          {"winners", votes},
-          {"nondeterministic", verdict.nondeterministic},
-          {"kept", verdict.votes.empty() ? nlohmann::json() : nlohmann::json(verdict.votes[0].signature)},
-          {"decided_by", verdict.decided_by}};
-}
-
 int report(const RecordOptions& options, Streams& streams) {
-  std::vector<KeyVerdict> disagreements;
-  for (KeyVerdict& verdict : tally(load_all(options.records)))
-    if (verdict.votes.size() > 1 || !verdict.nondeterministic.empty())
-      disagreements.push_back(std::move(verdict));
+  const std::vector<KeyVerdict> disagreements = reported_verdicts(load_all(options.records));
   if (options.json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const KeyVerdict& v : disagreements) out.push_back(verdict_json(v));
+    for (const KeyVerdict& v : disagreements) out.push_back(verdict_to_json(v));
     streams.out << out.dump(1) << "\n";
   } else if (disagreements.empty()) {
     streams.out << "all ranks chose alike for every key\n";

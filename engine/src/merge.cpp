@@ -442,6 +442,28 @@ void append_decision(std::string& out, const KeyVerdict& v) {
 
 }  // namespace
 
+std::vector<KeyVerdict> reported_verdicts(const std::vector<RecordFile>& records) {
+  std::vector<KeyVerdict> out;
+  for (KeyVerdict& verdict : tally(records))
+    if (verdict.votes.size() > 1 || !verdict.nondeterministic.empty()) out.push_back(std::move(verdict));
+  return out;
+}
+
+nlohmann::json verdict_to_json(const KeyVerdict& verdict) {
+  nlohmann::json votes = nlohmann::json::array();
+  for (const Vote& vote : verdict.votes)
+    votes.push_back(
+        {{"signature", vote.signature}, {"votes", vote.count}, {"timings_ms", vote.timings_ms}});
+  const auto& [arch, kernel, key] = verdict.key;
+  return {{"arch", arch},
+          {"kernel", kernel},
+          {"key", key},
+          {"winners", votes},
+          {"nondeterministic", verdict.nondeterministic},
+          {"kept", verdict.votes.empty() ? nlohmann::json() : nlohmann::json(verdict.votes[0].signature)},
+          {"decided_by", verdict.decided_by}};
+}
+
 std::string disagreement_report(const std::vector<KeyVerdict>& disagreements) {
   std::vector<const KeyVerdict*> differing, flagged_only;
   for (const KeyVerdict& v : disagreements)

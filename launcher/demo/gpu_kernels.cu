@@ -3,15 +3,14 @@
 namespace tunelock::demo::gpu {
 namespace {
 
-// One tile x tile block computes a tile of C over K range [k0, k1): each
-// K-tile's products are summed first, then added to the thread's total, so
-// the tile size changes the order of the additions (and the bits).
-template <int kTile>
-__device__ float tile_product(const float* a, const float* b, int m, int n, int k, int k0, int k1,
-                              int row, int col) {
+// One tile x tile block walks K range [k0, k1) in K-tiles, summing each
+// K-tile's products first: the tile size changes the order of the additions
+// (and so the bits). `take` receives each K-tile's partial sum.
+template <int kTile, typename Take>
+__device__ void for_each_k_tile(const float* a, const float* b, int m, int n, int k, int k0, int k1,
+                                int row, int col, Take take) {
   __shared__ float as[kTile][kTile];
   __shared__ float bs[kTile][kTile];
-  float total = 0.0f;
   for (int t0 = k0; t0 < k1; t0 += kTile) {
     const int ka = t0 + threadIdx.x, kb = t0 + threadIdx.y;
     as[threadIdx.y][threadIdx.x] = (row < m && ka < k1) ? a[static_cast<size_t>(row) * k + ka] : 0;
@@ -19,10 +18,9 @@ __device__ float tile_product(const float* a, const float* b, int m, int n, int 
     __syncthreads();
     float partial = 0.0f;
     for (int t = 0; t < kTile; ++t) partial += as[threadIdx.y][t] * bs[t][threadIdx.x];
-    total += partial;
+    take(partial);
     __syncthreads();
   }
-  return total;
 }
 
 template <int kTile>
@@ -30,27 +28,21 @@ __global__ void gemm_chunk(const float* a, const float* b, float* out, int m, in
                            int chunk) {
   const int row = blockIdx.y * kTile + threadIdx.y, col = blockIdx.x * kTile + threadIdx.x;
   const int k0 = blockIdx.z * chunk, k1 = min(k, k0 + chunk);
-  const float total = tile_product<kTile>(a, b, m, n, k, k0, k1, row, col);
+  float total = 0.0f;
+  for_each_k_tile<kTile>(a, b, m, n, k, k0, k1, row, col, [&](float partial) { total += partial; });
   if (row < m && col < n) out[static_cast<size_t>(blockIdx.z) * m * n + row * n + col] = total;
 }
 
+// Every K-tile's partial goes straight into C by float atomics: the order of
+// the additions across blocks, and so the bits, vary from run to run.
 template <int kTile>
 __global__ void gemm_chunk_atomic(const float* a, const float* b, float* c, int m, int n, int k,
                                   int chunk) {
-  __shared__ float as[kTile][kTile];
-  __shared__ float bs[kTile][kTile];
   const int row = blockIdx.y * kTile + threadIdx.y, col = blockIdx.x * kTile + threadIdx.x;
   const int k0 = blockIdx.z * chunk, k1 = min(k, k0 + chunk);
-  for (int t0 = k0; t0 < k1; t0 += kTile) {
-    const int ka = t0 + threadIdx.x, kb = t0 + threadIdx.y;
-    as[threadIdx.y][threadIdx.x] = (row < m && ka < k1) ? a[static_cast<size_t>(row) * k + ka] : 0;
-    bs[threadIdx.y][threadIdx.x] = (col < n && kb < k1) ? b[static_cast<size_t>(kb) * n + col] : 0;
-    __syncthreads();
-    float partial = 0.0f;
-    for (int t = 0; t < kTile; ++t) partial += as[threadIdx.y][t] * bs[t][threadIdx.x];
+  for_each_k_tile<kTile>(a, b, m, n, k, k0, k1, row, col, [&](float partial) {
     if (row < m && col < n) atomicAdd(&c[row * n + col], partial);  // racy on purpose
-    __syncthreads();
-  }
+  });
 }
 
 // c = sum of the chunks, in chunk order.

@@ -62,20 +62,6 @@ std::vector<RecordFile> records_of(const json& request) {
   return load_record_files(paths);
 }
 
-json verdict_json(const KeyVerdict& verdict) {
-  json votes = json::array();
-  for (const Vote& vote : verdict.votes)
-    votes.push_back({{"signature", vote.signature}, {"votes", vote.count}, {"timings_ms", vote.timings_ms}});
-  const auto& [arch, kernel, key] = verdict.key;
-  return {{"arch", arch},
-          {"kernel", kernel},
-          {"key", key},
-          {"winners", votes},
-          {"nondeterministic", verdict.nondeterministic},
-          {"kept", verdict.votes.empty() ? json() : json(verdict.votes[0].signature)},
-          {"decided_by", verdict.decided_by}};
-}
-
 }  // namespace
 
 extern "C" {
@@ -141,12 +127,10 @@ int tunelock_merge(const char* request_json, char** result_json) {
 
 int tunelock_report(const char* request_json, char** result_json) {
   return guarded([&] {
-    std::vector<KeyVerdict> flagged;
-    for (KeyVerdict& verdict : tally(records_of(json_of(request_json, "request"))))
-      if (verdict.votes.size() > 1 || !verdict.nondeterministic.empty())
-        flagged.push_back(std::move(verdict));
+    const std::vector<KeyVerdict> flagged =
+        reported_verdicts(records_of(json_of(request_json, "request")));
     json list = json::array();
-    for (const KeyVerdict& v : flagged) list.push_back(verdict_json(v));
+    for (const KeyVerdict& v : flagged) list.push_back(verdict_to_json(v));
     put(result_json, json{{"report", disagreement_report(flagged)}, {"disagreements", list}}.dump());
   });
 }

@@ -16,6 +16,8 @@
 #include <tuple>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tunelock/config.hpp"
 #include "tunelock/table.hpp"
 
@@ -91,6 +93,15 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records);
 // single architecture; otherwise it picks one (Error when it is absent).
 MergeResult merge_records(const std::vector<RecordFile>& records, const std::string& arch,
                           const std::string& source);
+
+// The verdicts a report names: keys where ranks chose differently, and keys
+// with a candidate some rank's audit flagged as nondeterministic.
+std::vector<KeyVerdict> reported_verdicts(const std::vector<RecordFile>& records);
+
+// One verdict as JSON: {"arch", "kernel", "key", "winners": [{"signature",
+// "votes", "timings_ms"}], "nondeterministic", "kept" (null when nothing
+// could be kept), "decided_by"}. What `tunelock report --json` prints.
+nlohmann::json verdict_to_json(const KeyVerdict& verdict);
 
 // The disagreement report: each key, its winners with vote counts and, where
 // timings exist, the spread that explains it. Empty when all ranks agreed.
