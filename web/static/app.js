@@ -153,6 +153,10 @@ function wire() {
     drop.classList.remove('over');
     loadAll(e.dataTransfer.files);
   });
+  // The picker is a label around a hidden input: open it from the keyboard too.
+  document.querySelector('.pick').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); $('file-input').click(); }
+  });
   $('file-input').addEventListener('change', (e) => { loadAll([...e.target.files]); e.target.value = ''; });
   $('example').addEventListener('click', loadExample);
   $('clear').addEventListener('click', clearAll);
