@@ -45,6 +45,7 @@ bench: build
 	@$(BUILD)/tests/bench/table_load_bench
 	@$(BUILD)/tests/bench/dispatch_bench
 	@ctest --test-dir $(BUILD) -R web.parity -V | grep -E "decisions/s"
+	@if [ -f $(WASM)/site/tunelock.js ]; then cd web/tests && node first_decision.cjs ../../$(WASM)/site 5; fi
 	@for n in 2 4 8 16 64; do $(BUILD)/cli/tunelock launch -n $$n -- $(BUILD)/tests/bench/ucx_verify_bench; done
 
 # The UCX check next to torch.distributed all_gather_object over gloo, in one

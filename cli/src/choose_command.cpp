@@ -84,11 +84,13 @@ void print_explanation(const ChooseOptions& options, const std::string& arch,
 int choose(const ChooseOptions& options, Streams& streams) {
   const CandidateManifest manifest =
       candidates_from_json(read_file(options.candidates), options.candidates);
-  const std::vector<Config>& candidates = manifest.find(options.kernel, options.candidates).configs;
+  // A bare name unique in the manifest stands for its qualified name.
+  const std::string qualified = manifest.resolve(options.kernel, options.candidates);
+  const std::vector<Config>& candidates = manifest.find(qualified, options.candidates).configs;
   const std::string arch = resolve_arch(options);
   const std::vector<BlockSize> block_sizes = block_sizes_from(options.blocks);
 
-  const KernelId kernel = KernelId::parse(options.kernel);
+  const KernelId kernel = KernelId::parse(qualified);
   std::vector<std::string> explanation;
   Choice choice;
   if (options.chaos) {

@@ -1,5 +1,6 @@
 // `tunelock verify` and `tunelock digest`: the run-time checks, offline,
 // over choice logs dumped by each rank (TUNELOCK_CHOICE_LOG).
+#include <filesystem>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -74,7 +75,26 @@ int digest(const LogOptions& options, Streams& streams) {
   return kExitOk;
 }
 
+// JSON <-> binary (.tlcl), entries kept, digest recomputed by the writer.
+int convert_log(const std::string& in, const std::string& out) {
+  const ChoiceLogFile log = choice_log_from_bytes(read_file(in), in);
+  const bool binary = std::filesystem::path(out).extension() == ".tlcl";
+  write_file_atomically(out, binary ? choice_log_to_binary(log) : choice_log_to_json(log));
+  return kExitOk;
+}
+
 }  // namespace
+
+Command add_log_command(CLI::App& app) {
+  auto paths = std::make_shared<std::pair<std::string, std::string>>();
+  CLI::App* log = app.add_subcommand("log", "Choice logs written with TUNELOCK_CHOICE_LOG");
+  CLI::App* convert =
+      log->add_subcommand("convert", "Convert a choice log between JSON and binary (.tlcl)");
+  convert->add_option("IN", paths->first, "<prefix>.rank<N>.json or .tlcl")->required();
+  convert->add_option("OUT", paths->second, "Output (.tlcl = binary, else JSON)")->required();
+  log->require_subcommand(1);
+  return {log, [paths](Streams&) { return convert_log(paths->first, paths->second); }};
+}
 
 Command add_verify_command(CLI::App& app) {
   auto options = std::make_shared<LogOptions>();

@@ -37,14 +37,35 @@ KernelCandidates kernel_from(const json& value, const std::string& where) {
 
 }  // namespace
 
-const KernelCandidates& CandidateManifest::find(std::string_view qualified,
+std::string CandidateManifest::resolve(std::string_view name, const std::string& origin) const {
+  if (single_kernel || kernels.contains(name)) return std::string(name);
+  std::vector<std::string> bare_matches;
+  if (name.find('.') == std::string_view::npos) {
+    for (const auto& [listed, unused] : kernels) {
+      const std::size_t dot = listed.rfind('.');
+      if (dot != std::string::npos && std::string_view(listed).substr(dot + 1) == name)
+        bare_matches.push_back(listed);
+    }
+  }
+  if (bare_matches.size() == 1) return bare_matches.front();
+  auto joined = [](const auto& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  };
+  if (bare_matches.size() > 1)
+    throw Error(origin + ": kernel '" + std::string(name) + "' is ambiguous; the manifest has " +
+                joined(bare_matches) + " (type the qualified name)");
+  std::vector<std::string> known;
+  for (const auto& [listed, unused] : kernels) known.push_back(listed);
+  throw Error(origin + ": no kernel '" + std::string(name) +
+              "'; the manifest has: " + joined(known));
+}
+
+const KernelCandidates& CandidateManifest::find(std::string_view name,
                                                 const std::string& origin) const {
   if (single_kernel) return kernels.begin()->second;
-  auto it = kernels.find(qualified);
-  if (it != kernels.end()) return it->second;
-  std::string known;
-  for (const auto& [name, unused] : kernels) known += (known.empty() ? "" : ", ") + name;
-  throw Error(origin + ": no kernel '" + std::string(qualified) + "'; the manifest has: " + known);
+  return kernels.find(resolve(name, origin))->second;
 }
 
 CandidateManifest candidates_from_json(std::string_view text, const std::string& origin) {

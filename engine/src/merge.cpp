@@ -28,7 +28,8 @@ constexpr double kNoTiming = std::numeric_limits<double>::infinity();
 // {arch: {qualified: {key: value}}} object, checking the shape on the way.
 template <typename Visit>
 void walk_three_levels(const json& root, const std::string& where, Visit visit) {
-  require_object(root, where);
+  // At the root `where` is "file.json: ", which reads "file.json: : ..." in a message.
+  require_object(root, where.ends_with(": ") ? where.substr(0, where.size() - 2) : where);
   for (const auto& [arch, kernels] : root.items()) {
     const std::string arch_where = member_path(where, arch);
     // The names a merged table will hold pass the table readers' checks here.

@@ -19,6 +19,21 @@ void no_candidates(const std::string& qualified) {
   throw Error("kernel '" + qualified + "' has no candidate configs to choose from");
 }
 
+std::string untuned_warning(std::string_view qualified, std::string_view arch) {
+  return "no tuned config for kernel '" + std::string(qualified) + "' on " + std::string(arch) +
+         "; using the cheapest config, which is deterministic but may be slower. Record a table "
+         "to pin the fastest one";
+}
+
+// A once-per-policy warning: into the caller's list when it keeps one (a
+// tool shows it beside the decision), else the log.
+void warn(const SelectionRules& rules, std::string text) {
+  if (rules.warnings)
+    rules.warnings->push_back(std::move(text));
+  else
+    logger().warn("{}", text);
+}
+
 void explain_table_step(const SelectionRules& rules, std::string_view name, std::string_view key,
                         const EntryMatch& found) {
   std::string line = "table " + std::string(rules.table->arch()) + " " + std::string(name) + " [" +
@@ -56,10 +71,10 @@ std::optional<Choice> choose_from_table(const KernelId& kernel, const std::strin
       if (found.index) return Choice{*found.index, k == 0 ? Reason::table : Reason::table_wildcard};
       if (found.stale() &&
           notices_of(rules).first("stale|" + std::string(names[n]) + "|" + std::string(keys[k]))) {
-        logger().warn(
-            "table entry for kernel '{}' key '{}' on {} matches none of the {} live candidates; "
-            "skipped (re-record the table for the current kernels)",
-            names[n], keys[k], rules.arch, candidates.size());
+        warn(rules, "table entry for kernel '" + std::string(names[n]) + "' key '" +
+                        std::string(keys[k]) + "' on " + std::string(rules.arch) +
+                        " matches none of the " + std::to_string(candidates.size()) +
+                        " live candidates; skipped (re-record the table for the current kernels)");
       }
     }
   }
@@ -144,10 +159,7 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
         ".json`) and put its directory on TUNELOCK_TABLE_PATH, or set TUNELOCK_ON_MISS=min_cost");
   }
   if (notices_of(rules).first("untuned|" + std::string(rules.arch) + "|" + qualified)) {
-    logger().warn(
-        "no tuned config for kernel '{}' on {}; using the cheapest config, which is "
-        "deterministic but may be slower. Record a table to pin the fastest one",
-        qualified, rules.arch);
+    warn(rules, untuned_warning(qualified, rules.arch));
   }
   const std::size_t index = cheapest(candidates);
   note("on_miss min_cost: candidate " + std::to_string(index) +

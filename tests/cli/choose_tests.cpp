@@ -54,6 +54,17 @@ BOOST_AUTO_TEST_CASE(stale_entry_falls_to_the_bare_wildcard) {
   BOOST_TEST(out["reason"] == "table*");
 }
 
+BOOST_AUTO_TEST_CASE(bare_name_unique_in_the_manifest_decides_as_the_qualified_name) {
+  // The qualified name's exact entries are searched too: the stale one is skipped as before.
+  const auto out = decision(
+      choose("matmul", "M=8192|N=1024|K=8192|bf16|bf16", {"--table", kTables, "--arch", "sm90"}));
+  BOOST_TEST(out["index"] == 2);
+  BOOST_TEST(out["reason"] == "table*");
+  const auto exact = decision(
+      choose("matmul", "M=4096|N=4096|K=1024|bf16|bf16", {"--table", kTables, "--arch", "sm90"}));
+  BOOST_TEST(exact["reason"] == "table");
+}
+
 BOOST_AUTO_TEST_CASE(table_file_named_directly_gives_its_arch) {
   const auto out =
       decision(choose("demo.ops.rmsnorm", "N=8192|bf16", {"--table", kTables + "/sm90.json"}));

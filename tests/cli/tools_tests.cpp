@@ -346,3 +346,69 @@ BOOST_AUTO_TEST_CASE(explain_lists_costs_and_what_each_rule_found) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(preview_command)
+
+// One run of two ranks over the example kernels: rmsnorm has an exact entry
+// (under its bare name), matmul falls to "*", softmax to the cheapest.
+void write_run(const TempDir& dir) {
+  dir.write("run.rank0.json", R"({"rank": 0, "entries": {
+    "sm90|demo.ops.rmsnorm|N=8192|bf16": "BLOCK_SIZE=512;warps=4;stages=1;timed",
+    "sm90|demo.ops.matmul|M=1|N=1|K=1|f32|f32": "BLOCK_K=32,BLOCK_M=64,BLOCK_N=64,SPLIT_K=4;warps=4;stages=3;timed",
+    "sm90|demo.ops.softmax|N=4096|f32": "BLOCK_SIZE=1024;warps=8;stages=2;timed"}})");
+  dir.write("run.rank1.json", R"({"rank": 1, "entries": {
+    "sm90|demo.ops.rmsnorm|N=8192|bf16": "BLOCK_SIZE=1024;warps=8;stages=1;timed"}})");
+}
+
+BOOST_AUTO_TEST_CASE(says_what_pinned_with_the_table_would_change) {
+  TempDir dir;
+  write_run(dir);
+  const auto result = run_cli({"preview", path(dir, "run.rank0.json"), path(dir, "run.rank1.json"),
+                               "--table", kTable, "--candidates", kCandidates});
+  BOOST_TEST(result.code == 0);
+  BOOST_TEST(result.out.find("changes sm90|demo.ops.rmsnorm|N=8192|bf16\n"
+                             "    ran    BLOCK_SIZE=1024;warps=8;stages=1 on rank 1\n"
+                             "    ran    BLOCK_SIZE=512;warps=4;stages=1 on rank 0\n"
+                             "    pinned BLOCK_SIZE=1024;warps=8;stages=1 (table)\n") !=
+             std::string::npos);
+  BOOST_TEST(result.out.find("warning: no tuned config for kernel 'demo.ops.softmax' on sm90") !=
+             std::string::npos);
+  BOOST_TEST(result.out.find("3 logged key(s): 1 by the table's exact key, 1 by '*', 0 by block "
+                             "sizes, 1 by the cheapest fallback, 0 not in the manifest; 1 "
+                             "choice(s) would change under pinned") != std::string::npos);
+  const auto json =
+      nlohmann::json::parse(run_cli({"preview", path(dir, "run.rank0.json"), "--table", kTable,
+                                     "--candidates", kCandidates, "--json"})
+                                .out);
+  BOOST_TEST(json["summary"]["changes"] == 1);  // rank 0 alone ran 512 for rmsnorm
+  BOOST_TEST(json["keys"].size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_names_the_file) {
+  TempDir dir;
+  write_run(dir);
+  dir.write("bad.json", R"({"rank": 0, "entries": {"k": 5}})");
+  const auto bad = run_cli({"preview", path(dir, "bad.json"), "--candidates", kCandidates});
+  BOOST_TEST(bad.code == 2);
+  BOOST_TEST(bad.err.find("bad.json: entries[\"k\"]") != std::string::npos);
+  const auto twice = run_cli({"preview", path(dir, "run.rank0.json"), path(dir, "run.rank0.json"),
+                              "--candidates", kCandidates});
+  BOOST_TEST(twice.code == 2);
+  BOOST_TEST(twice.err.find("rank 0 appears in two logs of one run") != std::string::npos);
+  const auto no_manifest = run_cli({"preview", path(dir, "run.rank0.json")});
+  BOOST_TEST(no_manifest.code == 2);
+}
+
+BOOST_AUTO_TEST_CASE(log_convert_round_trips_through_binary) {
+  TempDir dir;
+  write_run(dir);
+  BOOST_TEST(run_cli({"log", "convert", path(dir, "run.rank0.json"), path(dir, "r.tlcl")}).code ==
+             0);
+  BOOST_TEST(read_file(path(dir, "r.tlcl")).substr(4, 4) == "TLCL");
+  BOOST_TEST(run_cli({"log", "convert", path(dir, "r.tlcl"), path(dir, "back.json")}).code == 0);
+  const auto direct = run_cli({"digest", path(dir, "run.rank0.json")});
+  BOOST_TEST(run_cli({"digest", path(dir, "back.json")}).out == direct.out);
+  BOOST_TEST(run_cli({"digest", path(dir, "r.tlcl")}).out == direct.out);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -3,7 +3,7 @@
 # present, else the project's example table. Skips (exit 77) without the
 # wasm build, Chromium or playwright-core, saying which.
 set -euo pipefail
-site=$1 source_dir=$2 shared=$3 artifact=$4
+site=$1 source_dir=$2 shared=$3 artifact=$4 cli=$5
 [[ -f $site/tunelock.js ]] || { echo "skipped: $site/tunelock.js is not built (cmake --preset wasm && cmake --build build/wasm)"; exit 77; }
 [[ -x /usr/bin/chromium ]] || { echo "skipped: /usr/bin/chromium is not installed (apt-get install chromium)"; exit 77; }
 [[ -d $source_dir/web/tests/node_modules/playwright-core ]] || { echo "skipped: playwright-core is not installed (npm install in web/tests)"; exit 77; }
@@ -21,4 +21,4 @@ else
 fi
 mkdir -p "$(dirname "$artifact")"
 cd "$source_dir/web/tests"
-node e2e.cjs "$site" "$artifact" "${tables[@]}" -- "$manifest" "$kernel" "$key" "$expected" "$block"
+node e2e.cjs "$site" "$artifact" "$cli" "$source_dir/examples" "${tables[@]}" -- "$manifest" "$kernel" "$key" "$expected" "$block"

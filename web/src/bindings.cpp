@@ -1,14 +1,24 @@
 // The engine's face in the browser: embind functions that take and return
-// JSON text (files arrive as bytes), so the page never depends on C++ types.
-// Errors come back as {"error": "..."}, never as exceptions into JavaScript.
+// JSON text, so the page never depends on C++ types. Files arrive as raw
+// bytes (a Uint8Array becomes std::string byte for byte) and are parsed once,
+// when loaded: a bad file is refused at once and never kept, and later calls
+// name loaded files by id. Errors come back as {"error": "..."}, never as
+// exceptions into JavaScript.
 #include <emscripten/bind.h>
 
 #include <map>
 #include <memory>
+#include <stdexcept>
 
 #include "preview.hpp"
 #include "tunelock/candidates.hpp"
+#include "tunelock/choice_log.hpp"
+#include "tunelock/choice_log_file.hpp"
 #include "tunelock/error.hpp"
+#include "tunelock/merge.hpp"
+#include "tunelock/policy_sources.hpp"
+#include "tunelock/run_compare.hpp"
+#include "tunelock/run_preview.hpp"
 #include "tunelock/table_binary.hpp"
 #include "tunelock/table_json.hpp"
 
@@ -19,6 +29,12 @@ using namespace tunelock;
 
 std::map<int, std::unique_ptr<Table>> tables;
 std::map<int, CandidateManifest> manifests;
+std::map<int, RecordFile> records;  // without timings: a sidecar may come later
+struct Sidecar {
+  std::string name, bytes;
+};
+std::map<int, Sidecar> sidecars;  // checked when loaded, applied per report
+std::map<int, std::pair<std::string, ChoiceLogFile>> logs;
 int next_id = 1;
 
 // A page must stay responsive: refuse what could not be previewed anyway.
@@ -31,6 +47,8 @@ std::string guarded(const std::function<json()>& body) {
     return json{{"error", e.what()}}.dump();
   } catch (const json::exception& e) {
     return json{{"error", std::string("malformed request: ") + e.what()}}.dump();
+  } catch (const std::out_of_range&) {
+    return json{{"error", "that file is no longer loaded; load it again"}}.dump();
   } catch (const std::bad_alloc&) {
     return json{{"error", "out of memory: the file is too large to preview"}}.dump();
   }
@@ -73,8 +91,13 @@ std::string decide(int table_id, int candidates_id, const std::string& kernel,
     if (manifest == manifests.end()) throw Error("load a candidate manifest first");
     auto table = tables.find(table_id);
     const Table* chosen = table == tables.end() ? nullptr : table->second.get();
-    return preview::decide(chosen, manifest->second.find(kernel, "candidates").configs, kernel, key,
-                           json::parse(policy));
+    // A bare name unique in the manifest is its qualified name, so the
+    // table is searched under both, as a run would.
+    const std::string qualified = manifest->second.resolve(kernel, "candidates");
+    json out = preview::decide(chosen, manifest->second.find(qualified, "candidates").configs,
+                               qualified, key, json::parse(policy));
+    out["kernel"] = qualified;
+    return out;
   });
 }
 
@@ -85,12 +108,97 @@ std::string diff_tables(int a, int b) {
   });
 }
 
-std::string report(const std::string& files) {
-  return guarded([&] { return preview::report(json::parse(files)); });
+std::string load_record(const std::string& name, const std::string& bytes) {
+  return guarded([&] {
+    check_size(name, bytes);
+    RecordFile record = record_from_json(bytes, name);
+    json out{{"id", next_id}, {"keys", record.winners.size()}};
+    records[next_id++] = std::move(record);
+    return out;
+  });
 }
-std::string verify_logs(const std::string& logs) {
-  return guarded([&] { return preview::verify_logs(json::parse(logs)); });
+
+std::string load_timings(const std::string& name, const std::string& bytes) {
+  return guarded([&] {
+    check_size(name, bytes);
+    RecordFile probe;
+    add_timings(probe, bytes, name);  // refuses a bad sidecar now, naming it
+    json out{{"id", next_id}, {"rank", probe.rank}, {"keys", probe.timings.size()}};
+    sidecars[next_id++] = {name, bytes};
+    return out;
+  });
 }
+
+std::string load_log(const std::string& name, const std::string& bytes) {
+  return guarded([&] {
+    check_size(name, bytes);
+    ChoiceLogFile log = choice_log_from_bytes(bytes, name);
+    json out{{"id", next_id},
+             {"rank", log.rank},
+             {"entries", log.entries.size()},
+             {"digest", choice_digest(log.entries)}};
+    logs[next_id++] = {name, std::move(log)};
+    return out;
+  });
+}
+
+// pairs: [{"record": id, "timings": id or null}]
+std::string report(const std::string& pairs) {
+  return guarded([&] {
+    std::vector<RecordFile> files;
+    for (const json& pair : json::parse(pairs)) {
+      RecordFile record = records.at(pair.at("record").get<int>());
+      if (pair.contains("timings") && pair["timings"].is_number()) {
+        const Sidecar& sidecar = sidecars.at(pair["timings"].get<int>());
+        add_timings(record, sidecar.bytes, sidecar.name);
+      }
+      files.push_back(std::move(record));
+    }
+    return preview::report(files);
+  });
+}
+
+std::vector<ChoiceLogFile> logs_of(const json& ids) {
+  std::vector<ChoiceLogFile> out;
+  for (const json& id : ids) out.push_back(logs.at(id.get<int>()).second);
+  return out;
+}
+
+std::string verify_logs(const std::string& ids) {
+  return guarded([&] {
+    std::vector<preview::NamedLog> named;
+    for (const json& id : json::parse(ids)) {
+      const auto& [name, log] = logs.at(id.get<int>());
+      named.emplace_back(name, &log);
+    }
+    return preview::verify_logs(named);
+  });
+}
+
+std::string compare_run_logs(const std::string& a, const std::string& b) {
+  return guarded([&] {
+    return run_comparison_to_json(
+        tunelock::compare_runs(logs_of(json::parse(a)), logs_of(json::parse(b))));
+  });
+}
+
+// policy: {"block_sizes": "BLOCK_M=64,..."}
+std::string preview_logged_run(const std::string& ids, int table_id, int candidates_id,
+                               const std::string& policy) {
+  return guarded([&] {
+    auto manifest = manifests.find(candidates_id);
+    if (manifest == manifests.end()) throw Error("load a candidate manifest first");
+    auto table = tables.find(table_id);
+    Policy checked;  // validate() checks the block sizes as the CLI does
+    checked.block_sizes =
+        parse_block_sizes(json::parse(policy).value("block_sizes", ""), "block sizes");
+    checked.validate();
+    const RunPreviewRules rules{table == tables.end() ? nullptr : table->second.get(),
+                                &manifest->second, checked.block_sizes};
+    return run_preview_to_json(tunelock::preview_run(logs_of(json::parse(ids)), rules));
+  });
+}
+
 std::string decide_case(const std::string& c) {
   return guarded([&] { return preview::decide_case(json::parse(c)); });
 }
@@ -100,6 +208,9 @@ double decisions_per_second(const std::string& cases, int repeats) {
 void unload(int id) {
   tables.erase(id);
   manifests.erase(id);
+  records.erase(id);
+  sidecars.erase(id);
+  logs.erase(id);
 }
 
 }  // namespace
@@ -109,7 +220,12 @@ EMSCRIPTEN_BINDINGS(tunelock) {
   emscripten::function("loadCandidates", &load_candidates);
   emscripten::function("decide", &decide);
   emscripten::function("diffTables", &diff_tables);
+  emscripten::function("loadRecord", &load_record);
+  emscripten::function("loadTimings", &load_timings);
+  emscripten::function("loadLog", &load_log);
   emscripten::function("report", &report);
+  emscripten::function("compareRuns", &compare_run_logs);
+  emscripten::function("previewRun", &preview_logged_run);
   emscripten::function("verifyLogs", &verify_logs);
   emscripten::function("decideCase", &decide_case);
   emscripten::function("decisionsPerSecond", &decisions_per_second);

@@ -58,6 +58,7 @@ json decide(const Table* table, const std::vector<Config>& candidates,
             const std::string& kernel_name, const std::string& key, const json& policy) {
   try {
     const KernelId kernel = KernelId::parse(kernel_name);
+    json warnings = json::array();
     Policy rules_policy;  // validate() checks the block sizes as the CLI does
     rules_policy.block_sizes = parse_block_sizes(policy.value("block_sizes", ""), "block sizes");
     rules_policy.on_miss =
@@ -76,9 +77,12 @@ json decide(const Table* table, const std::vector<Config>& candidates,
                             " on purpose (positive control, never for real runs)");
     } else {
       Notices notices;  // a preview warns through its result, not a log
-      SelectionRules rules{arch,     table,       rules_policy.block_sizes, rules_policy.on_miss,
-                           &notices, &explanation};
+      std::vector<std::string> said;
+      SelectionRules rules{
+          arch,         table, rules_policy.block_sizes, rules_policy.on_miss, &notices,
+          &explanation, &said};
       choice = deterministic_choice(kernel, key, candidates, rules);
+      warnings = said;
     }
     std::vector<std::size_t> order(candidates.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -98,7 +102,8 @@ json decide(const Table* table, const std::vector<Config>& candidates,
             {"reason", std::string(to_string(choice.reason))},
             {"explanation", explanation},
             {"candidates", ranked},
-            {"stale", table ? stale_entries(*table, kernel, key, candidates) : json::array()}};
+            {"stale", table ? stale_entries(*table, kernel, key, candidates) : json::array()},
+            {"warnings", warnings}};
   } catch (const Error& e) {
     return {{"error", e.what()}};
   }
@@ -106,79 +111,54 @@ json decide(const Table* table, const std::vector<Config>& candidates,
 
 json diff(const Table& a, const Table& b) { return table_diff_to_json(diff_tables(a, b)); }
 
-json report(const json& files) {
-  try {
-    std::vector<RecordFile> records;
-    for (const json& file : files) {
-      const std::string name = file.at("name").get<std::string>();
-      RecordFile record = record_from_json(file.at("record").get<std::string>(), name);
-      if (file.contains("timings") && file["timings"].is_string())
-        add_timings(record, file["timings"].get<std::string>(), name + " (timings)");
-      records.push_back(std::move(record));
-    }
-    json disagreements = json::array();
-    for (const KeyVerdict& v : tally(records)) {
-      if (v.votes.size() < 2) continue;
-      json votes = json::array();
-      for (const Vote& vote : v.votes)
-        votes.push_back({{"signature", vote.signature}, {"votes", vote.count}});
-      const auto& [arch, kernel, key] = v.key;
-      disagreements.push_back({{"key", arch + "|" + kernel + "|" + key},
-                               {"winners", votes},
-                               {"kept", v.votes[0].signature},
-                               {"decided_by", v.decided_by}});
-    }
-    json timings = json::object();
-    for (std::size_t i = 0; i < records.size(); ++i) {
-      const int rank = records[i].rank >= 0 ? records[i].rank : static_cast<int>(i);
-      for (const auto& [key, candidates] : records[i].timings) {
-        const std::string text = std::get<0>(key) + "|" + std::get<1>(key) + "|" + std::get<2>(key);
-        for (const TimedCandidate& c : candidates)
-          if (c.median_ms) timings[text][c.signature].push_back({rank, *c.median_ms});
-      }
-    }
-    return {{"disagreements", disagreements},
-            {"timings", timings},
-            {"text", disagreement_report([&] {
-               std::vector<KeyVerdict> out;
-               for (KeyVerdict& v : tally(records))
-                 if (v.votes.size() > 1) out.push_back(std::move(v));
-               return out;
-             }())}};
-  } catch (const Error& e) {
-    return {{"error", e.what()}};
-  } catch (const json::exception& e) {
-    return {{"error", std::string("malformed request: ") + e.what()}};
+json report(const std::vector<RecordFile>& records) {
+  json disagreements = json::array();
+  std::vector<KeyVerdict> disagreeing;
+  for (KeyVerdict& v : tally(records)) {
+    if (v.votes.size() < 2) continue;
+    json votes = json::array();
+    for (const Vote& vote : v.votes)
+      votes.push_back({{"signature", vote.signature}, {"votes", vote.count}});
+    const auto& [arch, kernel, key] = v.key;
+    disagreements.push_back({{"key", arch + "|" + kernel + "|" + key},
+                             {"winners", votes},
+                             {"kept", v.votes[0].signature},
+                             {"decided_by", v.decided_by}});
+    disagreeing.push_back(std::move(v));
   }
+  json timings = json::object();
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const int rank = records[i].rank >= 0 ? records[i].rank : static_cast<int>(i);
+    for (const auto& [key, candidates] : records[i].timings) {
+      const std::string text = std::get<0>(key) + "|" + std::get<1>(key) + "|" + std::get<2>(key);
+      for (const TimedCandidate& c : candidates)
+        if (c.median_ms) timings[text][c.signature].push_back({rank, *c.median_ms});
+    }
+  }
+  return {{"disagreements", disagreements},
+          {"timings", timings},
+          {"text", disagreement_report(disagreeing)}};
 }
 
-json verify_logs(const json& logs) {
-  try {
-    std::vector<RankBatch> batches;
-    std::set<int> seen;
-    json ranks = json::array();
-    for (const json& file : logs) {
-      const std::string name = file.at("name").get<std::string>();
-      const ChoiceLogFile log = choice_log_from_bytes(file.at("text").get<std::string>(), name);
-      if (!seen.insert(log.rank).second)
-        throw Error(name + ": rank " + std::to_string(log.rank) + " appears in two logs");
-      RankBatch batch{log.rank, {}};
-      for (const auto& [k, v] : log.entries) batch.entries.push_back({k, v});
-      batches.push_back(std::move(batch));
-      ranks.push_back({{"name", name},
-                       {"rank", log.rank},
-                       {"entries", log.entries.size()},
-                       {"digest", choice_digest(log.entries)}});
-    }
-    GroupAgreement agreement;
-    const VerifyResult result = agreement.fold(batches);
-    return {
-        {"ranks", ranks}, {"agreed", result.agreed}, {"report", conflict_report(result.conflicts)}};
-  } catch (const Error& e) {
-    return {{"error", e.what()}};
-  } catch (const json::exception& e) {
-    return {{"error", std::string("malformed request: ") + e.what()}};
+json verify_logs(const std::vector<NamedLog>& logs) {
+  std::vector<RankBatch> batches;
+  std::set<int> seen;
+  json ranks = json::array();
+  for (const auto& [name, log] : logs) {
+    if (!seen.insert(log->rank).second)
+      throw Error(name + ": rank " + std::to_string(log->rank) + " appears in two logs of one run");
+    RankBatch batch{log->rank, {}};
+    for (const auto& [k, v] : log->entries) batch.entries.push_back({k, v});
+    batches.push_back(std::move(batch));
+    ranks.push_back({{"name", name},
+                     {"rank", log->rank},
+                     {"entries", log->entries.size()},
+                     {"digest", choice_digest(log->entries)}});
   }
+  GroupAgreement agreement;
+  const VerifyResult result = agreement.fold(batches);
+  return {
+      {"ranks", ranks}, {"agreed", result.agreed}, {"report", conflict_report(result.conflicts)}};
 }
 
 std::string digest(const json& entries) {

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tunelock/candidates.hpp"
+#include "tunelock/choice_log_file.hpp"
+#include "tunelock/merge.hpp"
 #include "tunelock/table.hpp"
 
 namespace tunelock::preview {
@@ -23,7 +25,7 @@ nlohmann::json manifest_summary(const CandidateManifest& manifest);
 //          "chaos": bool, "rank": N, "arch": "sm90"}
 // -> {"index", "signature", "reason", "explanation": [...],
 //     "candidates": [{"index", "signature", "cost": [block, warps], "chosen"}] (cheapest first),
-//     "stale": [{"kernel", "key", "signature"}]}
+//     "stale": [{"kernel", "key", "signature"}], "warnings": [...]}
 // or {"error": "..."} (on_miss=error misses and bad input).
 nlohmann::json decide(const Table* table, const std::vector<Config>& candidates,
                       const std::string& kernel, const std::string& key,
@@ -33,13 +35,15 @@ nlohmann::json decide(const Table* table, const std::vector<Config>& candidates,
 // "after"}]}
 nlohmann::json diff(const Table& a, const Table& b);
 
-// files: [{"name", "record": text, "timings": text or null}]
-// -> {"disagreements": [...verdicts...], "timings": {"arch|kernel|key": {signature: [[rank, ms],
-// ...]}}}
-nlohmann::json report(const nlohmann::json& files);
+// Record files with their timing sidecars, already read (bytes never pass
+// through JSON text) -> {"disagreements": [...verdicts...],
+// "timings": {"arch|kernel|key": {signature: [[rank, ms], ...]}}, "text"}
+nlohmann::json report(const std::vector<RecordFile>& records);
 
-// logs: [{"name", "text"}] -> {"ranks": [{"rank", "entries", "digest"}], "agreed", "report"}
-nlohmann::json verify_logs(const nlohmann::json& logs);
+// One run's ranks: (file name, log) -> {"ranks": [{"name", "rank", "entries", "digest"}],
+// "agreed", "report"}
+using NamedLog = std::pair<std::string, const ChoiceLogFile*>;
+nlohmann::json verify_logs(const std::vector<NamedLog>& logs);
 
 // The digest of {entry: value} (as the run computes it).
 std::string digest(const nlohmann::json& entries);

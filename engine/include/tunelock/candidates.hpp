@@ -23,9 +23,15 @@ struct CandidateManifest {
   std::map<std::string, KernelCandidates, std::less<>> kernels;
   bool single_kernel = false;
 
-  // The candidates of `qualified`; a single-kernel file answers for any
-  // name. Throws Error listing the known kernels when it is not there.
-  const KernelCandidates& find(std::string_view qualified, const std::string& origin) const;
+  // The manifest's name for `name`: the name itself when listed, else the
+  // one listed kernel whose bare name (after the last '.') is `name`, so the
+  // bare names tables use can be typed. A single-kernel file answers any
+  // name as it is. Throws Error listing the known kernels when none is
+  // found, or the candidates when a bare name is ambiguous.
+  std::string resolve(std::string_view name, const std::string& origin) const;
+
+  // The candidates of `name` (as resolve() finds it).
+  const KernelCandidates& find(std::string_view name, const std::string& origin) const;
 };
 
 CandidateManifest candidates_from_json(std::string_view text, const std::string& origin);

@@ -46,6 +46,9 @@ struct SelectionRules {
   // When set, each rule appends a line saying what it found, so tools can
   // explain a decision with the very code that made it.
   std::vector<std::string>* explanation = nullptr;
+  // When set, the once-per-policy warnings (stale entry, cheapest fallback)
+  // are appended here instead of logged, so a tool shows them with its result.
+  std::vector<std::string>* warnings = nullptr;
 };
 
 // Index of the first candidate whose params match every override; a
