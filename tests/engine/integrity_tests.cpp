@@ -13,6 +13,7 @@
 #include "tunelock/merge.hpp"
 #include "tunelock/table_binary.hpp"
 #include "tunelock/table_json.hpp"
+#include "tunelock/verify.hpp"
 
 using namespace tunelock;
 
@@ -157,6 +158,17 @@ BOOST_AUTO_TEST_CASE(invalid_utf8_in_binary_strings_is_refused_at_read) {
   InMemoryTable ok("sm90");
   ok.set("pkg.mm", "dtype=\xc3\xa9", TableEntry{make_config({{"BLOCK_M", 64}}, 4, 3)});
   BOOST_TEST(table_from_binary(table_to_binary(ok), "ok.tlb")->entry_count() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_verify_batch_shorter_than_its_header_is_refused_within_bounds) {
+  // Found by fuzz_verify_batch: the identifier was read before the size was
+  // known (ASan: heap-buffer-overflow). Heap bytes, so `make sanitize` sees it.
+  for (std::size_t size = 0; size < 8; ++size) {
+    const auto bytes = std::make_unique<char[]>(size + 1);
+    BOOST_TEST(error_of([&] {
+                 decode_batch({bytes.get(), size}, "peer");
+               }).starts_with("peer: not a valid verify batch"));
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
