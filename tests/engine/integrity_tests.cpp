@@ -66,6 +66,8 @@ void every_bit_flip_is_refused(const std::string& bytes, const std::string& orig
     }
   }
   BOOST_TEST(refused == bytes.size() * 8);
+  BOOST_TEST_MESSAGE(origin << ": " << refused << " of " << bytes.size() * 8
+                            << " single-bit flips refused");
 }
 
 }  // namespace
