@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(every_malformed_table_exits_2_with_one_line_and_no_output_f
   dir.write("truncated.json", R"({"arch": "sm90", "kern)");
   std::filesystem::create_directories(dir.path() / "folder.json");
   const std::vector<std::pair<std::string, std::string>> cases{
-      {"truncated.tlb", "corrupt binary table"},
+      {"truncated.tlb", "binary table without a checksum"},
       {"shape.json", "kernels: expected an object"},
       {"type.json", "num_warps: expected an integer"},
       {"float.json", "num_stages: expected an integer"},
