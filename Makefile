@@ -8,7 +8,7 @@ WASM   := build/wasm
 # Debian's emscripten runs its tools with node; NodeSource's node needs this.
 EMENV  := NODE_PATH=/usr/share/nodejs
 
-.PHONY: all deps configure build wasm web test demo bench bench-gloo format clean
+.PHONY: all deps configure build wasm web test demo bench bench-gloo fuzz sanitize format clean
 
 all: build
 
@@ -35,6 +35,18 @@ web: wasm
 
 test: build
 	@ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure
+
+# Every reader under libFuzzer (clang, ASan, UBSan), FUZZ_SECONDS each.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@scripts/fuzz.sh $(FUZZ_SECONDS) $(JOBS)
+
+# The suites under ASan+UBSan (preset asan); slow on 2 cores, so not in CI.
+sanitize: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build build/asan -j $(JOBS)
+	@ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	  ctest --test-dir build/asan -j $(JOBS) --output-on-failure -E '^web\.'
 
 demo: build
 	@examples/demo.sh $(BUILD)

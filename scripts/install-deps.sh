@@ -2,6 +2,7 @@
 # Installs the Debian 12 packages the build needs, and only those that are
 # missing, so a second run is quiet and fast; then the browser test's npm
 # package (playwright-core drives Debian's Chromium; it downloads no browser).
+# clang and its libFuzzer runtime serve `make fuzz` and CI.
 # Used by `make demo` and `make test`; `--bench` adds python3-torch, large
 # and needed only by `make bench-gloo`.
 set -euo pipefail
@@ -16,6 +17,7 @@ packages=(
   python3 python3-pytest
   emscripten chromium
   iproute2 openmpi-bin libopenmpi-dev
+  clang libclang-rt-14-dev
 )
 [[ ${1:-} == --bench ]] && packages+=(python3-torch)
 

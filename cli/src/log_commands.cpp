@@ -66,12 +66,9 @@ int verify_logs(const LogOptions& options, Streams& streams) {
 
 int digest(const LogOptions& options, Streams& streams) {
   const std::string& path = options.logs.front();
+  // The reader refuses a log whose stored digest differs from its entries.
   const ChoiceLogFile log = choice_log_from_bytes(read_file(path), path);
-  const std::string computed = choice_digest(log.entries);
-  streams.out << computed << "\n";
-  if (!log.digest.empty() && log.digest != computed)
-    throw Error(path + ": stored digest " + log.digest + " does not match its entries (" +
-                computed + "); the file was changed after it was written");
+  streams.out << choice_digest(log.entries) << "\n";
   return kExitOk;
 }
 

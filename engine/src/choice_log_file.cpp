@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checksum_trailer.hpp"
 #include "json_checks.hpp"
 #include "tunelock/choice_log.hpp"
 #include "tunelock/error.hpp"
@@ -16,24 +17,48 @@ namespace {
 using namespace json_checks;
 using nlohmann::json;
 
+// The JSON form stays at 1; the binary form is 2 since it carries a
+// checksum trailer (checksum_trailer.hpp).
 constexpr std::uint32_t kFormatVersion = 1;
+constexpr std::uint32_t kBinaryFormatVersion = 2;
+constexpr std::string_view kReconvert =
+    "re-create it from the run's JSON choice log, which every reader also accepts";
+// Ranks are process indices; the same bound as every other rank field.
+constexpr std::int64_t kMaxRank = 1 << 30;
+
+std::string entry_text(const flatbuffers::String* s, const std::string& where) {
+  require_utf8({s->c_str(), s->size()}, where);
+  return s->str();
+}
 
 ChoiceLogFile from_binary(std::string_view bytes, const std::string& origin) {
-  const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
-  flatbuffers::Verifier verifier(data, bytes.size(), 64, 1u << 31);
+  const std::string_view payload =
+      checksum_trailer::open(bytes, origin, "binary choice log", kReconvert);
+  const auto* data = reinterpret_cast<const std::uint8_t*>(payload.data());
+  flatbuffers::Verifier verifier(data, payload.size(), 64, 1u << 31);
   if (!fb::VerifyChoiceLogBuffer(verifier))
     throw Error(origin + ": corrupt binary choice log (the FlatBuffers verifier rejected it)");
   const fb::ChoiceLog* log = fb::GetChoiceLog(data);
-  if (log->format_version() > kFormatVersion)
+  if (log->format_version() > kBinaryFormatVersion)
     throw Error(origin + ": format_version " + std::to_string(log->format_version()) +
-                " is newer than this tunelock supports (1)");
+                " is newer than this tunelock supports (2)");
+  if (log->format_version() < kBinaryFormatVersion)
+    throw Error(origin + ": format_version " + std::to_string(log->format_version()) +
+                " is older than this tunelock reads; " + std::string(kReconvert));
+  if (log->rank() > kMaxRank)
+    throw Error(origin + ": rank: " + std::to_string(log->rank()) +
+                " is out of range; allowed 0 to " + std::to_string(kMaxRank));
   ChoiceLogFile out;
   out.rank = static_cast<int>(log->rank());
-  if (log->digest()) out.digest = log->digest()->str();
+  if (!log->digest()) throw Error(origin + ": digest: missing");
+  out.digest = entry_text(log->digest(), origin + ": digest");
   if (log->entries()) {
-    for (const fb::LoggedChoice* e : *log->entries()) {
-      if (!out.entries.emplace(e->key()->str(), e->value()->str()).second)
-        throw Error(origin + ": entry '" + e->key()->str() + "' appears twice");
+    for (flatbuffers::uoffset_t i = 0; i < log->entries()->size(); ++i) {
+      const fb::LoggedChoice* e = log->entries()->Get(i);
+      const std::string where = origin + ": entries[" + std::to_string(i) + "]";
+      std::string key = entry_text(e->key(), where + ".key");
+      if (!out.entries.emplace(key, entry_text(e->value(), where + ".value")).second)
+        throw Error(where + ": entry '" + key + "' appears twice");
     }
   }
   return out;
@@ -51,7 +76,7 @@ ChoiceLogFile from_json(std::string_view text, const std::string& origin) {
   ChoiceLogFile out;
   const json* rank = find_member(root, "rank");
   if (!rank) throw Error(where + "rank: missing");
-  out.rank = static_cast<int>(require_int(*rank, where + "rank", 0, 1 << 30));
+  out.rank = static_cast<int>(require_int(*rank, where + "rank", 0, kMaxRank));
   const json* entries = find_member(root, "entries");
   if (!entries) throw Error(where + "entries: missing");
   require_object(*entries, where + "entries");
@@ -62,13 +87,24 @@ ChoiceLogFile from_json(std::string_view text, const std::string& origin) {
   return out;
 }
 
+// A stored digest that differs from the entries means the file changed
+// after it was written: its entries are not what the run chose.
+void check_digest(const ChoiceLogFile& log, const std::string& origin) {
+  if (log.digest.empty()) return;
+  const std::string computed = choice_digest(log.entries);
+  if (log.digest != computed)
+    throw Error(origin + ": digest: stored " + log.digest + " does not match its entries (" +
+                computed + "); the file was changed after it was written");
+}
+
 }  // namespace
 
 ChoiceLogFile choice_log_from_bytes(std::string_view bytes, const std::string& origin) {
-  if (bytes.size() >= 8 &&
-      flatbuffers::BufferHasIdentifier(bytes.data(), fb::ChoiceLogIdentifier()))
-    return from_binary(bytes, origin);
-  return from_json(bytes, origin);
+  const bool binary = bytes.size() >= 8 &&
+                      flatbuffers::BufferHasIdentifier(bytes.data(), fb::ChoiceLogIdentifier());
+  ChoiceLogFile log = binary ? from_binary(bytes, origin) : from_json(bytes, origin);
+  check_digest(log, origin);
+  return log;
 }
 
 std::string choice_log_to_json(const ChoiceLogFile& log) {
@@ -87,9 +123,10 @@ std::string choice_log_to_binary(const ChoiceLogFile& log) {
   const auto digest = b.CreateString(choice_digest(log.entries));
   const auto vector = b.CreateVector(entries);
   fb::FinishChoiceLogBuffer(
-      b,
-      fb::CreateChoiceLog(b, kFormatVersion, static_cast<std::uint32_t>(log.rank), digest, vector));
-  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+      b, fb::CreateChoiceLog(b, kBinaryFormatVersion, static_cast<std::uint32_t>(log.rank), digest,
+                             vector));
+  return checksum_trailer::seal(
+      std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()));
 }
 
 }  // namespace tunelock

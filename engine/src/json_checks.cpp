@@ -56,6 +56,20 @@ std::int64_t require_int(const nlohmann::json& value, const std::string& where, 
   return number;
 }
 
+void require_utf8(std::string_view text, const std::string& where) {
+  // nlohmann's serializer is the check JSON output will make; asking it now
+  // moves the failure to the file that holds the bytes. ASCII, the common
+  // case, needs no serializer.
+  bool ascii = true;
+  for (const char c : text) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+  if (ascii) return;
+  try {
+    (void)nlohmann::json(std::string(text)).dump();
+  } catch (const nlohmann::json::type_error&) {
+    throw Error(where + ": invalid UTF-8 in text");
+  }
+}
+
 const nlohmann::json* find_member(const nlohmann::json& object, std::string_view field) {
   auto it = object.find(field);
   return it == object.end() ? nullptr : &*it;

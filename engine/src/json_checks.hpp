@@ -26,6 +26,10 @@ std::int64_t require_int(const nlohmann::json& value, const std::string& where,
                          std::int64_t min = std::numeric_limits<std::int64_t>::min(),
                          std::int64_t max = std::numeric_limits<std::int64_t>::max());
 
+// Throws Error("<where>: invalid UTF-8 ...") unless `text` is UTF-8: strings
+// read from binary files are checked so JSON output can always print them.
+void require_utf8(std::string_view text, const std::string& where);
+
 // The member `field` of `object`, or null when absent.
 const nlohmann::json* find_member(const nlohmann::json& object, std::string_view field);
 

@@ -1,5 +1,7 @@
 #include "tunelock/json_config.hpp"
 
+#include <set>
+
 #include "json_checks.hpp"
 #include "tunelock/error.hpp"
 
@@ -95,22 +97,30 @@ std::string python_layout(const json& value) {
   return value.dump(-1, ' ', true);
 }
 
-// The JSON path of the value being parsed, from nlohmann's parse events: the
-// parser names no path when it refuses a number, so a second pass finds it.
-class PathTracker {
+// Nesting deeper than any tunelock file needs is refused while parsing:
+// printing or walking a value 65,000 levels deep overflows the stack.
+constexpr std::size_t kMaxDepth = 64;
+
+// Watches nlohmann's parse events to refuse what the parser accepts but a
+// tunelock file must not hold (duplicate keys, which nlohmann resolves as
+// last-wins and which would hide a conflict; deep nesting), and to name the
+// JSON path of the value being parsed when the parser refuses one.
+class ParseGuard {
  public:
-  explicit PathTracker(std::string root) : root_(std::move(root)) {}
+  explicit ParseGuard(std::string root) : root_(std::move(root)) {}
 
   bool on_event(json::parse_event_t event, const json& parsed) {
     switch (event) {
       case json::parse_event_t::object_start:
-        levels_.push_back({false, {}, 0});
-        break;
       case json::parse_event_t::array_start:
-        levels_.push_back({true, {}, 0});
+        if (levels_.size() >= kMaxDepth)
+          throw Error(path() + ": nested deeper than " + std::to_string(kMaxDepth) + " levels");
+        levels_.push_back({event == json::parse_event_t::array_start, {}, 0, {}});
         break;
       case json::parse_event_t::key:
         levels_.back().key = parsed.get<std::string>();
+        if (!levels_.back().seen.insert(levels_.back().key).second)
+          throw Error(path() + ": duplicate key (each key may appear once in an object)");
         break;
       case json::parse_event_t::object_end:
       case json::parse_event_t::array_end:
@@ -122,6 +132,14 @@ class PathTracker {
         break;
     }
     return true;
+  }
+
+  // The path, or the file alone at the top level.
+  std::string where() const { return levels_.empty() ? root_.substr(0, root_.size() - 2) : path(); }
+
+  // " (in <path inside the file>)", or nothing at the top level.
+  std::string inside() const {
+    return levels_.empty() ? "" : " (in " + path().substr(root_.size()) + ")";
   }
 
   std::string path() const {
@@ -136,6 +154,7 @@ class PathTracker {
     bool array;
     std::string key;
     std::size_t index;
+    std::set<std::string> seen;  // keys of this object so far
   };
   void element_done() {
     if (!levels_.empty() && levels_.back().array) ++levels_.back().index;
@@ -143,18 +162,6 @@ class PathTracker {
   std::string root_;
   std::vector<Level> levels_;
 };
-
-std::string path_of_refused_number(std::string_view text, const std::string& origin) {
-  PathTracker tracker(origin + ": ");
-  try {
-    const json parsed = json::parse(text, [&](int, json::parse_event_t event, json& value) {
-      return tracker.on_event(event, value);
-    });
-  } catch (const json::exception&) {
-    return tracker.path();
-  }
-  return origin;
-}
 
 }  // namespace
 
@@ -190,14 +197,19 @@ std::string canonical_config_text(const Config& config) {
 json parse_json(std::string_view text, const std::string& origin) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     throw Error(origin + ": empty file, expected JSON");
+  ParseGuard guard(origin + ": ");
   try {
-    return json::parse(text);
+    return json::parse(text, [&](int, json::parse_event_t event, json& value) {
+      return guard.on_event(event, value);
+    });
   } catch (const json::parse_error& e) {
-    throw Error(origin + ": not valid JSON at byte " + std::to_string(e.byte));
+    // The lexer refuses ill-formed UTF-8 as a parse error; say so.
+    const bool utf8 = std::string_view(e.what()).find("UTF-8") != std::string_view::npos;
+    throw Error(origin + ": not valid JSON at byte " + std::to_string(e.byte) +
+                (utf8 ? ": invalid UTF-8" : "") + guard.inside());
   } catch (const json::out_of_range&) {
     // nlohmann refuses numbers beyond double (1e400) as out_of_range.
-    throw Error(path_of_refused_number(text, origin) +
-                ": number out of range (beyond a 64-bit float)");
+    throw Error(guard.where() + ": number out of range (beyond a 64-bit float)");
   } catch (const json::exception& e) {
     throw Error(origin + ": not valid JSON (" + std::string(e.what()) + ")");
   }

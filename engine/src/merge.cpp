@@ -8,6 +8,7 @@
 #include <flatbuffers/flatbuffers.h>
 #include <fmt/format.h>
 
+#include "checksum_trailer.hpp"
 #include "json_checks.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/fb/record_timings_generated.h"
@@ -23,6 +24,14 @@ using namespace json_checks;
 using nlohmann::json;
 
 constexpr double kNoTiming = std::numeric_limits<double>::infinity();
+
+// The binary sidecar is at 2 since it carries a checksum trailer
+// (checksum_trailer.hpp); the JSON form stays at 1.
+constexpr std::uint32_t kBinaryTimingsVersion = 2;
+constexpr std::string_view kReconvert =
+    "re-convert it from its JSON sidecar: tunelock timings convert IN.timings.json OUT.tlrt";
+// Ranks are process indices; -1 in a binary sidecar means "not known".
+constexpr std::int64_t kMaxRank = 1 << 30;
 
 // Calls `visit(arch, qualified, key, value, where)` for every leaf of an
 // {arch: {qualified: {key: value}}} object, checking the shape on the way.
@@ -179,26 +188,53 @@ void add_timings(RecordFile& record, std::string_view bytes, const std::string& 
     add_timings_from_json(record, bytes, origin);
     return;
   }
-  const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
-  flatbuffers::Verifier verifier(data, bytes.size(), 64, 1u << 31);
+  const std::string_view payload =
+      checksum_trailer::open(bytes, origin, "binary timing sidecar", kReconvert);
+  const auto* data = reinterpret_cast<const std::uint8_t*>(payload.data());
+  flatbuffers::Verifier verifier(data, payload.size(), 64, 1u << 31);
   if (!fb::VerifyRecordTimingsBuffer(verifier))
     throw Error(origin + ": corrupt binary timings (the FlatBuffers verifier rejected it)");
   const fb::RecordTimings* timings = fb::GetRecordTimings(data);
-  if (timings->format_version() > 1)
+  if (timings->format_version() > kBinaryTimingsVersion)
     throw Error(origin + ": format_version " + std::to_string(timings->format_version()) +
-                " is newer than this tunelock supports (1)");
-  auto str = [](const flatbuffers::String* s) { return s ? s->str() : std::string(); };
+                " is newer than this tunelock supports (2)");
+  if (timings->format_version() < kBinaryTimingsVersion)
+    throw Error(origin + ": format_version " + std::to_string(timings->format_version()) +
+                " is older than this tunelock reads; " + std::string(kReconvert));
+  const std::string where = origin + ": ";
+  if (timings->rank() < -1 || timings->rank() > kMaxRank)
+    throw Error(where + "rank: " + std::to_string(timings->rank()) +
+                " is out of range; allowed 0 to " + std::to_string(kMaxRank));
+  if (timings->sm_count() < 0)
+    throw Error(where + "sm_count: " + std::to_string(timings->sm_count()) +
+                " is out of range; allowed 0 and up");
+  auto str = [&](const flatbuffers::String* s, const std::string& at) {
+    if (!s) return std::string();
+    require_utf8({s->c_str(), s->size()}, at);
+    return s->str();
+  };
   record.rank = timings->rank();
-  record.device.device_name = str(timings->device_name());
+  record.device.device_name = str(timings->device_name(), where + "device_name");
   record.device.sm_count = timings->sm_count();
-  record.device.driver_version = str(timings->driver_version());
-  record.device.cuda_version = str(timings->cuda_version());
-  record.device.tool_version = str(timings->tool_version());
-  record.device.recorded_at = str(timings->recorded_at());
-  for (const fb::TimedKey* key : *timings->keys()) {
+  record.device.driver_version = str(timings->driver_version(), where + "driver_version");
+  record.device.cuda_version = str(timings->cuda_version(), where + "cuda_version");
+  record.device.tool_version = str(timings->tool_version(), where + "tool_version");
+  record.device.recorded_at = str(timings->recorded_at(), where + "recorded_at");
+  for (flatbuffers::uoffset_t k = 0; k < timings->keys()->size(); ++k) {
+    const fb::TimedKey* key = timings->keys()->Get(k);
+    const std::string at = where + "keys[" + std::to_string(k) + "]";
+    const std::string arch = str(key->arch(), at + ".arch");
+    check_arch_name(arch, at + ".arch");
+    const std::string kernel = str(key->kernel(), at + ".kernel");
+    check_kernel_name(kernel, at + ".kernel");
+    const std::string text = str(key->key(), at + ".key");
+    check_key(text, at + ".key");
     std::vector<TimedCandidate> candidates;
-    for (const fb::CandidateTiming* c : *key->candidates()) {
-      TimedCandidate candidate{c->signature()->str(), {}, c->nondeterministic()};
+    for (flatbuffers::uoffset_t i = 0; i < key->candidates()->size(); ++i) {
+      const fb::CandidateTiming* c = key->candidates()->Get(i);
+      const std::string signature =
+          str(c->signature(), at + ".candidates[" + std::to_string(i) + "].signature");
+      TimedCandidate candidate{signature, {}, c->nondeterministic()};
       if (c->median_ms()) {
         if (!(*c->median_ms() >= 0) || !std::isfinite(*c->median_ms()))
           throw Error(origin + ": " + key->kernel()->str() + " [" + key->key()->str() +
@@ -207,8 +243,7 @@ void add_timings(RecordFile& record, std::string_view bytes, const std::string& 
       }
       candidates.push_back(std::move(candidate));
     }
-    record.timings[{key->arch()->str(), key->kernel()->str(), key->key()->str()}] =
-        std::move(candidates);
+    record.timings[{arch, kernel, text}] = std::move(candidates);
   }
   record.has_timings = true;
 }
@@ -226,16 +261,17 @@ std::string timings_to_json(const RecordFile& record) {
     timings[std::get<0>(key)][std::get<1>(key)][std::get<2>(key)] = std::move(list);
   }
   const Provenance& d = record.device;
-  const json out = {{"format_version", 1},
-                    {"rank", record.rank},
-                    {"device",
-                     {{"device_name", d.device_name},
-                      {"sm_count", d.sm_count},
-                      {"driver_version", d.driver_version},
-                      {"cuda_version", d.cuda_version},
-                      {"recorded_at", d.recorded_at},
-                      {"tool_version", d.tool_version}}},
-                    {"timings", timings}};
+  json out = {{"format_version", 1},
+              {"device",
+               {{"device_name", d.device_name},
+                {"sm_count", d.sm_count},
+                {"driver_version", d.driver_version},
+                {"cuda_version", d.cuda_version},
+                {"recorded_at", d.recorded_at},
+                {"tool_version", d.tool_version}}},
+              {"timings", timings}};
+  // An unknown rank (-1) is left out: the reader then takes it from the name.
+  if (record.rank >= 0) out["rank"] = record.rank;
   return out.dump(1) + "\n";
 }
 
@@ -261,11 +297,12 @@ std::string timings_to_binary(const RecordFile& record) {
   const Provenance& d = record.device;
   // Strings and vectors are built before the root table starts, as required.
   const auto root = fb::CreateRecordTimings(
-      b, 1, record.rank, b.CreateString(d.device_name), d.sm_count,
+      b, kBinaryTimingsVersion, record.rank, b.CreateString(d.device_name), d.sm_count,
       b.CreateString(d.driver_version), b.CreateString(d.cuda_version),
       b.CreateString(d.tool_version), b.CreateString(d.recorded_at), b.CreateVector(keys));
   fb::FinishRecordTimingsBuffer(b, root);
-  return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
+  return checksum_trailer::seal(
+      std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()));
 }
 
 std::vector<RecordFile> load_record_files(const std::vector<std::filesystem::path>& paths) {
@@ -421,8 +458,8 @@ void append_votes(std::string& out, const KeyVerdict& v) {
     out += "\n";
   }
   for (const std::string& sig : v.nondeterministic)
-    out += "  nondeterministic (bits changed between two runs of itself), never pinned: " + sig +
-           "\n";
+    out +=
+        "  nondeterministic (bits changed between two runs of itself), never pinned: " + sig + "\n";
 }
 
 void append_decision(std::string& out, const KeyVerdict& v) {

@@ -1,6 +1,7 @@
 #include "tunelock/runtime.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "tree_verify.hpp"
@@ -216,13 +217,20 @@ void Runtime::flush(const std::filesystem::path& choice_log_prefix) {
 
 namespace {
 
-// At exit nothing may throw: report and move on, so one bad path does not
-// hide the other file.
+// Exit status of a process whose records or choice log could not be
+// written at exit (EX_IOERR): a job must not look successful without them.
+constexpr int kExitWriteFailed = 74;
+
+// At exit nothing may throw: report, then end with a failing status, since
+// a trainer that exits 0 without its log looks reproducible and is not.
 void flush_at_exit() {
   try {
     process_runtime().flush(choice_log_prefix_from_environment());
   } catch (const std::exception& e) {
     logger().error("writing records or the choice log at exit failed: {}", e.what());
+    logger().flush();
+    std::fflush(nullptr);
+    std::_Exit(kExitWriteFailed);
   }
 }
 

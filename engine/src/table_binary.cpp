@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "checksum_trailer.hpp"
+#include "json_checks.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/fb/table_generated.h"
 #include "tunelock/table_format.hpp"
@@ -14,7 +16,19 @@ namespace {
 
 using FbStrings = flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>;
 
+// 2: a checksum trailer (checksum_trailer.hpp). Version 1 files have none.
+constexpr std::uint32_t kBinaryFormatVersion = 2;
+constexpr std::string_view kReconvert =
+    "re-convert it from its JSON table: tunelock table convert TABLE.json TABLE.tlb";
+
 std::string_view view(const flatbuffers::String* s) { return {s->c_str(), s->size()}; }
+
+// Text that JSON output prints must be UTF-8, or printing it fails later
+// far from the file that held it.
+std::string_view text(const flatbuffers::String* s, const std::string& where) {
+  json_checks::require_utf8(view(s), where);
+  return view(s);
+}
 
 // ---- Writing ----
 
@@ -57,12 +71,15 @@ flatbuffers::Offset<fb::Provenance> write_provenance(flatbuffers::FlatBufferBuil
 // The checks the FlatBuffers verifier cannot make: what lookups and
 // decisions rely on. O(entries), run on every load.
 void check_semantics(const fb::TunedTable& table, const std::string& origin) {
-  if (table.format_version() > static_cast<std::uint32_t>(kTableFormatVersion)) {
+  if (table.format_version() > kBinaryFormatVersion) {
     throw Error(origin + ": format_version " + std::to_string(table.format_version()) +
-                " is newer than this tunelock supports (" + std::to_string(kTableFormatVersion) +
+                " is newer than this tunelock supports (" + std::to_string(kBinaryFormatVersion) +
                 "); upgrade tunelock");
   }
-  check_arch_name(view(table.arch()), origin + ": arch");
+  if (table.format_version() < kBinaryFormatVersion)
+    throw Error(origin + ": format_version " + std::to_string(table.format_version()) +
+                " is older than this tunelock reads; " + std::string(kReconvert));
+  check_arch_name(text(table.arch(), origin + ": arch"), origin + ": arch");
   const auto config_count = table.configs()->size();
   for (flatbuffers::uoffset_t c = 0; c < config_count; ++c) {
     const fb::TableConfig* config = table.configs()->Get(c);
@@ -74,17 +91,20 @@ void check_semantics(const fb::TunedTable& table, const std::string& origin) {
     std::string_view previous;
     for (flatbuffers::uoffset_t i = 0; i < config->params()->size(); ++i) {
       const fb::Param* p = config->params()->Get(i);
+      text(p->name(), where + ": params[" + std::to_string(i) + "].name");
       if (i > 0 && !(previous < view(p->name())))
         throw Error(where + ": params not sorted and unique");
       if (view(p->name()).empty() || (is_block_param(view(p->name())) && p->value() < 1))
         throw Error(where + ": parameter '" + p->name()->str() + "' out of range");
       previous = view(p->name());
     }
+    if (config->ir_override()) text(config->ir_override(), where + ": ir_override");
   }
   std::string_view previous_kernel;
   for (flatbuffers::uoffset_t k = 0; k < table.kernels()->size(); ++k) {
     const fb::Kernel* kernel = table.kernels()->Get(k);
     const std::string where = origin + ": kernels[" + std::to_string(k) + "]";
+    text(kernel->name(), where + ".name");
     if (view(kernel->name()).empty() || (k > 0 && !(previous_kernel < view(kernel->name()))))
       throw Error(where + ": kernel names not sorted and unique");
     previous_kernel = view(kernel->name());
@@ -93,6 +113,7 @@ void check_semantics(const fb::TunedTable& table, const std::string& origin) {
       throw Error(where + ": " + std::to_string(keys.size()) + " keys but " +
                   std::to_string(kernel->configs()->size()) + " config references");
     for (flatbuffers::uoffset_t i = 0; i < keys.size(); ++i) {
+      text(keys.Get(i), where + ".keys[" + std::to_string(i) + "]");
       if (view(keys.Get(i)).empty() || (i > 0 && !(view(keys.Get(i - 1)) < view(keys.Get(i)))))
         throw Error(where + " (" + kernel->name()->str() + "): keys not sorted and unique");
       if (kernel->configs()->Get(i) >= config_count)
@@ -104,21 +125,29 @@ void check_semantics(const fb::TunedTable& table, const std::string& origin) {
 Provenance read_provenance(const fb::Provenance* p, const std::string& origin) {
   Provenance out;
   if (!p) return out;
-  auto str = [](const flatbuffers::String* s) { return s ? s->str() : std::string(); };
-  out.source = str(p->source());
-  out.tool_version = str(p->tool_version());
-  out.device_name = str(p->device_name());
+  const std::string where = origin + ": provenance";
+  auto str = [&](const flatbuffers::String* s, const char* field) {
+    return s ? std::string(text(s, where + "." + field)) : std::string();
+  };
+  out.source = str(p->source(), "source");
+  out.tool_version = str(p->tool_version(), "tool_version");
+  out.device_name = str(p->device_name(), "device_name");
+  if (p->sm_count() < 0)
+    throw Error(where + ".sm_count: " + std::to_string(p->sm_count()) +
+                " is out of range; allowed 0 and up");
   out.sm_count = p->sm_count();
-  out.driver_version = str(p->driver_version());
-  out.cuda_version = str(p->cuda_version());
-  out.recorded_at = str(p->recorded_at());
-  out.triton = str(p->triton());
+  out.driver_version = str(p->driver_version(), "driver_version");
+  out.cuda_version = str(p->cuda_version(), "cuda_version");
+  out.recorded_at = str(p->recorded_at(), "recorded_at");
+  out.triton = str(p->triton(), "triton");
   const auto* names = p->package_names();
   const auto* versions = p->package_versions();
   if ((names ? names->size() : 0) != (versions ? versions->size() : 0))
     throw Error(origin + ": provenance package names and versions differ in count");
-  for (flatbuffers::uoffset_t i = 0; names && i < names->size(); ++i)
-    out.packages[names->Get(i)->str()] = versions->Get(i)->str();
+  for (flatbuffers::uoffset_t i = 0; names && i < names->size(); ++i) {
+    const std::string at = where + ".packages[" + std::to_string(i) + "]";
+    out.packages[std::string(text(names->Get(i), at))] = text(versions->Get(i), at);
+  }
   return out;
 }
 
@@ -182,9 +211,11 @@ class BinaryTable final : public Table {
     const auto* data = reinterpret_cast<const std::uint8_t*>(bytes_.data());
     if (!looks_like_binary_table(bytes_))
       throw Error(origin + ": not a binary tunelock table (no TLTB identifier)");
+    const std::string_view payload =
+        checksum_trailer::open(bytes_, origin, "binary table", kReconvert);
     // A million-entry table holds far more objects than the verifier's
     // default limit of a million tables.
-    flatbuffers::Verifier verifier(data, bytes_.size(), 64, 1u << 31);
+    flatbuffers::Verifier verifier(data, payload.size(), 64, 1u << 31);
     if (!fb::VerifyTunedTableBuffer(verifier))
       throw Error(
           origin +
@@ -292,10 +323,11 @@ std::string table_to_binary(const Table& table) {
   const auto provenance = write_provenance(b, table.provenance());
   const auto configs_offset = b.CreateVector(configs);
   const auto kernels_offset = b.CreateVector(kernels);  // table.kernels() is sorted
-  const auto root = fb::CreateTunedTable(b, static_cast<std::uint32_t>(kTableFormatVersion), arch,
-                                         provenance, configs_offset, kernels_offset);
+  const auto root = fb::CreateTunedTable(b, kBinaryFormatVersion, arch, provenance, configs_offset,
+                                         kernels_offset);
   fb::FinishTunedTableBuffer(b, root);
-  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+  return checksum_trailer::seal(
+      std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()));
 }
 
 std::unique_ptr<Table> table_from_binary(std::string bytes, const std::string& origin) {

@@ -31,7 +31,9 @@ struct Opened {
 Opened open(std::string_view bytes, const std::string& origin) {
   const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
   flatbuffers::Verifier verifier(data, bytes.size());
-  if (!fb::TreeMessageBufferHasIdentifier(data) || !fb::VerifyTreeMessageBuffer(verifier))
+  // The verifier checks the identifier too, within the buffer's bounds; a
+  // bare identifier check first would read past a buffer shorter than 8.
+  if (!fb::VerifyTreeMessageBuffer(verifier))
     throw Error(origin + ": not a valid tree message (" + std::to_string(bytes.size()) + " bytes)");
   const fb::TreeMessage* message = fb::GetTreeMessage(data);
   if (message->format_version() != 1) {

@@ -76,7 +76,9 @@ std::string encode_batch(int rank, std::span<const ChoiceEntry> entries) {
 RankBatch decode_batch(std::string_view bytes, const std::string& origin) {
   const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
   flatbuffers::Verifier verifier(data, bytes.size());
-  if (!fb::VerifyBatchBufferHasIdentifier(data) || !fb::VerifyVerifyBatchBuffer(verifier))
+  // The verifier checks the identifier too, within the buffer's bounds; a
+  // bare identifier check first would read past a buffer shorter than 8.
+  if (!fb::VerifyVerifyBatchBuffer(verifier))
     throw Error(origin + ": not a valid verify batch (" + std::to_string(bytes.size()) + " bytes)");
   const fb::VerifyBatch* batch = fb::GetVerifyBatch(data);
   if (batch->format_version() != 1) {

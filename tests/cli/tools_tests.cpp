@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(every_malformed_table_exits_2_with_one_line_and_no_output_f
   dir.write("truncated.json", R"({"arch": "sm90", "kern)");
   std::filesystem::create_directories(dir.path() / "folder.json");
   const std::vector<std::pair<std::string, std::string>> cases{
-      {"truncated.tlb", "corrupt binary table"},
+      {"truncated.tlb", "binary table without a checksum"},
       {"shape.json", "kernels: expected an object"},
       {"type.json", "num_warps: expected an integer"},
       {"float.json", "num_stages: expected an integer"},
@@ -258,7 +258,8 @@ BOOST_AUTO_TEST_CASE(timings_convert_round_trips_and_merge_reads_binary_sidecars
   dir.write("bad.tlrt", std::string("\x10\x00\x00\x00TLRT", 8) + "garbage");
   const auto bad = run_cli({"timings", "convert", path(dir, "bad.tlrt"), path(dir, "c.json")});
   BOOST_TEST(bad.code == 2);
-  BOOST_TEST(bad.err.find("bad.tlrt: corrupt binary timings") != std::string::npos);
+  BOOST_TEST(bad.err.find("bad.tlrt: binary timing sidecar without a checksum") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -315,6 +316,28 @@ BOOST_AUTO_TEST_CASE(digest_matches_the_run_time_digest_and_catches_edits) {
   const auto edited = run_cli({"digest", path(dir, "edited.rank0.json")});
   BOOST_TEST(edited.code == 2);
   BOOST_TEST(edited.err.find("does not match its entries") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(verify_refuses_a_log_edited_after_it_was_written) {
+  // An edit that turns a conflict into agreement must not pass: the stored
+  // digest gives it away.
+  TempDir dir;
+  tunelock::Notices notices;
+  for (int rank : {0, 1}) {
+    tunelock::Runtime runtime(rank, notices);
+    runtime.log_choice("sm90", {"pkg", "k"}, "M=1",
+                       tunelock::make_config({{"BLOCK", rank == 0 ? 64 : 32}}),
+                       tunelock::ChoiceOrigin::pinned);
+    runtime.dump_choice_log(dir.path() / "log");
+  }
+  BOOST_TEST(run_cli({"verify", path(dir, "log.rank0.json"), path(dir, "log.rank1.json")}).code ==
+             1);
+  std::string text = read_file(path(dir, "log.rank1.json"));
+  text.replace(text.find("BLOCK=32"), 8, "BLOCK=64");
+  dir.write("log.rank1.json", text);
+  const auto edited = run_cli({"verify", path(dir, "log.rank0.json"), path(dir, "log.rank1.json")});
+  BOOST_TEST(edited.code == 2);
+  BOOST_TEST(edited.err.find("log.rank1.json: digest: stored") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

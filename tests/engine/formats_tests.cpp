@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "captured_log.hpp"
+#include "checksum_trailer.hpp"
 #include "temp_dir.hpp"
 #include "tunelock/choice_log.hpp"
 #include "tunelock/choice_log_file.hpp"
@@ -105,49 +106,43 @@ BOOST_AUTO_TEST_CASE(binary_is_deterministic_and_stores_configs_once) {
 }
 
 BOOST_AUTO_TEST_CASE(newer_binary_format_is_refused_naming_the_supported_version) {
-  std::string bytes = table_to_binary(*sample_table());
-  // format_version is the root table's first field; find it through the API
-  // by re-encoding would need the builder, so patch the known value instead.
-  const std::string needle("\x01\x00\x00\x00", 4);
+  const std::string sealed = table_to_binary(*sample_table());
+  // format_version is the root table's first field; patch the known value
+  // and seal again, as a newer writer would.
+  const std::string bytes = sealed.substr(0, sealed.size() - 12);
+  const std::string needle("\x02\x00\x00\x00", 4);
   bool refused = false;
   for (std::size_t at = bytes.find(needle); at != std::string::npos;
        at = bytes.find(needle, at + 1)) {
     std::string patched = bytes;
     patched[at] = 9;
-    const std::string message = error_of([&] { table_from_binary(patched, "new.tlb"); });
-    if (message.find("format_version 9 is newer than this tunelock supports (1)") !=
+    const std::string message =
+        error_of([&] { table_from_binary(checksum_trailer::seal(patched), "new.tlb"); });
+    if (message.find("format_version 9 is newer than this tunelock supports (2)") !=
         std::string::npos)
       refused = true;
   }
   BOOST_TEST(refused);
 }
 
-BOOST_AUTO_TEST_CASE(every_truncation_and_bit_flip_is_an_error_or_a_valid_table) {
+BOOST_AUTO_TEST_CASE(every_truncation_and_bit_flip_is_refused_naming_the_file) {
   const std::string bytes = table_to_binary(*sample_table());
-  std::size_t rejected = 0;
   for (std::size_t length = 0; length < bytes.size(); ++length) {
     const std::string message =
         error_of([&] { table_from_binary(bytes.substr(0, length), "cut.tlb"); });
     BOOST_TEST_INFO("length " << length);
     BOOST_TEST(message.starts_with("cut.tlb: "));
   }
+  // Every bit of the file: a changed table must never load as valid.
   for (std::size_t at = 0; at < bytes.size(); ++at) {
-    for (int bit : {0, 3, 7}) {
+    for (int bit = 0; bit < 8; ++bit) {
       std::string flipped = bytes;
       flipped[at] = static_cast<char>(flipped[at] ^ (1 << bit));
-      try {
-        const auto table = table_from_binary(flipped, "flip.tlb");
-        // Accepted: it must then be fully readable.
-        for (const std::string& kernel : table->kernels())
-          for (const std::string& key : table->keys(kernel))
-            BOOST_TEST(table->entry(kernel, key).has_value());
-      } catch (const Error& e) {
-        ++rejected;
-        BOOST_TEST(std::string(e.what()).starts_with("flip.tlb: "));
-      }
+      BOOST_TEST_INFO("byte " << at << " bit " << bit);
+      BOOST_TEST(
+          error_of([&] { table_from_binary(flipped, "flip.tlb"); }).starts_with("flip.tlb: "));
     }
   }
-  BOOST_TEST(rejected > 0u);
 }
 
 BOOST_AUTO_TEST_CASE(json_bytes_are_not_a_binary_table) {

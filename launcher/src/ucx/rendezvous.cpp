@@ -18,19 +18,16 @@
 #include <optional>
 #include <set>
 
+#include "bootstrap_frames.hpp"
 #include "tunelock/error.hpp"
-#include "tunelock/fb/bootstrap_generated.h"
 #include "tunelock/log.hpp"
 
 namespace tunelock::launcher {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Frames: "TLB" + kind + little-endian uint32 length + body. Kinds: 'H'
-// hello (rank -> rank 0), 'R' roster (rank 0 -> rank), 'F' failure text.
-constexpr std::size_t kHeader = 8;
-constexpr std::uint32_t kMaxFrame = 1 << 20;  // a hello is a few hundred bytes
+using bootstrap::frame;
+using bootstrap::take_frame;
 
 class Fd {
  public:
@@ -55,15 +52,6 @@ int remaining_ms(Clock::time_point deadline) {
   return static_cast<int>(std::max<long long>(0, std::min<long long>(left, 1 << 30)));
 }
 
-std::string frame(char kind, std::string_view body) {
-  std::string out = "TLB";
-  out += kind;
-  const auto size = static_cast<std::uint32_t>(body.size());
-  for (int i = 0; i < 4; ++i) out += static_cast<char>((size >> (8 * i)) & 0xff);
-  out.append(body);
-  return out;
-}
-
 // Writes everything or throws; the peer is on loopback or a LAN.
 void send_all(int fd, std::string_view bytes, Clock::time_point deadline) {
   while (!bytes.empty()) {
@@ -80,21 +68,6 @@ void send_all(int fd, std::string_view bytes, Clock::time_point deadline) {
     }
     throw Error(std::string("rendezvous: send failed: ") + std::strerror(errno));
   }
-}
-
-// A frame parsed out of `buffer` when complete: {kind, body}; throws on
-// garbage so the caller can drop the connection.
-std::optional<std::pair<char, std::string>> take_frame(std::string& buffer) {
-  if (buffer.size() < kHeader) return std::nullopt;
-  if (buffer.compare(0, 3, "TLB") != 0) throw Error("not a tunelock rendezvous frame");
-  std::uint32_t size = 0;
-  for (int i = 0; i < 4; ++i)
-    size |= static_cast<std::uint32_t>(static_cast<unsigned char>(buffer[4 + i])) << (8 * i);
-  if (size > kMaxFrame) throw Error("frame too large");
-  if (buffer.size() < kHeader + size) return std::nullopt;
-  std::pair<char, std::string> out{buffer[3], buffer.substr(kHeader, size)};
-  buffer.erase(0, kHeader + size);
-  return out;
 }
 
 // Reads one frame from a blocking-with-poll socket before the deadline.
@@ -288,10 +261,7 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
         auto f = take_frame(p.buffer);
         if (!f) continue;
         if (f->first != 'H') throw Error("expected a hello");
-        const auto* data = reinterpret_cast<const std::uint8_t*>(f->second.data());
-        flatbuffers::Verifier verifier(data, f->second.size());
-        if (!fb::VerifyHelloBuffer(verifier)) throw Error("malformed hello");
-        const fb::Hello* hello = fb::GetHello(data);
+        const fb::Hello* hello = &bootstrap::open_hello(f->second);
         const int rank = static_cast<int>(hello->rank());
         if (auto refusal = judge_hello(r, *hello, ranks.count(rank) > 0)) {
           refuse(p, refusal->for_rank0, refusal->for_sender);
@@ -352,11 +322,13 @@ std::vector<std::string> join(const Rendezvous& r, std::string_view my_address) 
   const auto [kind, body] =
       read_frame(fd.get(), deadline + std::chrono::seconds(5), "the roster from rank 0");
   if (kind == 'F') throw Error(body);  // rank 0 says who never came
-  const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
-  flatbuffers::Verifier verifier(data, body.size());
-  if (kind != 'R' || !verifier.VerifyBuffer<fb::Roster>(nullptr))
+  const fb::Roster* roster = nullptr;
+  try {
+    if (kind != 'R') throw Error("not a roster");
+    roster = &bootstrap::open_roster(body);
+  } catch (const Error&) {
     throw Error("rendezvous: malformed roster from " + r.host + ":" + std::to_string(r.port));
-  const fb::Roster* roster = flatbuffers::GetRoot<fb::Roster>(data);
+  }
   if (roster->token()->str() != r.token ||
       static_cast<int>(roster->entries()->size()) != r.world_size)
     throw Error("rendezvous: the roster from rank 0 is for another job");

@@ -1,0 +1,64 @@
+// Writes the binary seeds of the fuzz corpora from the project's JSON
+// fixtures, with the engine's own writers, so the fuzzers start from valid
+// files of the current format: make_seeds EXAMPLES_DIR OUT_DIR.
+#include <filesystem>
+#include <iostream>
+
+#include "bootstrap_frames.hpp"
+#include "tunelock/choice_log_file.hpp"
+#include "tunelock/files.hpp"
+#include "tunelock/merge.hpp"
+#include "tunelock/table_binary.hpp"
+#include "tunelock/table_json.hpp"
+#include "tunelock/verify.hpp"
+
+namespace fs = std::filesystem;
+using namespace tunelock;
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::cerr << "usage: make_seeds EXAMPLES_DIR OUT_DIR\n";
+    return 2;
+  }
+  const fs::path examples = argv[1], out = argv[2];
+  for (const auto& entry : fs::directory_iterator(examples / "tables")) {
+    if (entry.path().extension() != ".json") continue;
+    const auto table = table_from_json(read_file(entry.path()), entry.path().string());
+    write_file_atomically(out / "table_binary" / entry.path().filename().replace_extension(".tlb"),
+                          table_to_binary(*table));
+  }
+  RecordFile record;
+  add_timings_from_json(record, R"({"format_version": 1, "rank": 0,
+    "device": {"device_name": "NVIDIA H200", "sm_count": 132},
+    "timings": {"sm90": {"demo.ops.softmax": {"N=1|f32": [
+      {"signature": "BLOCK_SIZE=1024;warps=8;stages=2", "median_ms": 0.25},
+      {"signature": "BLOCK_SIZE=512;warps=4;stages=2", "median_ms": null,
+       "nondeterministic": true}]}}}})",
+                        "seed");
+  write_file_atomically(out / "timings" / "seed.timings.json", timings_to_json(record));
+  write_file_atomically(out / "timings" / "seed.timings.tlrt", timings_to_binary(record));
+  const ChoiceLogFile log{
+      1,
+      {{"sm90|demo.ops.softmax|N=1|f32", "BLOCK_SIZE=1024;warps=8;stages=2;pinned"},
+       {"sm90|demo.ops.norm|N=8", "BLOCK=64;warps=4;stages=3;timed"}},
+      ""};
+  write_file_atomically(out / "choice_log" / "seed.rank1.json", choice_log_to_json(log));
+  write_file_atomically(out / "choice_log" / "seed.rank1.tlcl", choice_log_to_binary(log));
+  std::vector<ChoiceEntry> entries;
+  for (const auto& [key, value] : log.entries) entries.push_back({key, value});
+  write_file_atomically(out / "verify_batch" / "seed.bin", encode_batch(1, entries));
+  write_file_atomically(out / "policy_environment" / "seed.env",
+                        "TUNELOCK_MODE=pinned\nTUNELOCK_ON_MISS=error\nTUNELOCK_VERIFY_EVERY=10\n"
+                        "TUNELOCK_TABLE_PATH=tables\nTUNELOCK_CHAOS=0\n");
+  flatbuffers::FlatBufferBuilder b;
+  const std::string address = "ucx-worker-address";
+  const auto token = b.CreateString("job-42");
+  const auto bytes =
+      b.CreateVector(reinterpret_cast<const std::uint8_t*>(address.data()), address.size());
+  fb::FinishHelloBuffer(b, fb::CreateHello(b, 1, token, 1, 4, bytes));
+  write_file_atomically(
+      out / "bootstrap_hello" / "hello.bin",
+      launcher::bootstrap::frame(
+          'H', {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()}));
+  return 0;
+}

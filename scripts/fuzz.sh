@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (preset `fuzz`, clang with ASan and UBSan),
+# seeds their corpora from the project's fixtures and runs each for
+# SECONDS (default 60). Fails on any crash, leak, sanitizer report or
+# timeout; prints executions per target. Exits 77 (skipped) where clang or
+# its libFuzzer runtime is missing. Usage: scripts/fuzz.sh [SECONDS] [JOBS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60} jobs=${2:-$(nproc)}
+build=build/fuzz
+
+if ! command -v clang++ >/dev/null ||
+   ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' |
+     clang++ -x c++ -fsanitize=fuzzer - -o /tmp/tunelock-fuzz-probe.$$ 2>/dev/null; then
+  echo "clang++ with libFuzzer not found (Debian: clang libclang-rt-14-dev): fuzzing skipped"
+  exit 77
+fi
+rm -f /tmp/tunelock-fuzz-probe.$$
+
+cmake --preset fuzz >/dev/null
+nice -n 10 cmake --build "$build" -j "$jobs" >/dev/null
+
+# Seeds: the JSON fixtures as they are, the binary forms written by the
+# engine from them.
+seeds=$build/seeds
+rm -rf "$seeds"
+mkdir -p "$seeds"/{table_json,record,candidates}
+"$build/fuzz/make_seeds" examples "$seeds"
+cp examples/tables/*.json "$seeds/table_json/"
+cp examples/tables/*.json "$seeds/record/"
+cp examples/candidates.json tests/web/fixtures/*candidates*.json "$seeds/candidates/"
+
+failed=0
+for target in table_json table_binary record timings choice_log verify_batch candidates \
+  policy_environment bootstrap_hello; do
+  corpus=$build/corpus/$target
+  mkdir -p "$corpus" "$build/crashes/$target"
+  log=$build/$target.log
+  # -timeout: one input taking 10 s is a hang; -rss_limit_mb: a blow-up.
+  if "$build/fuzz/fuzz_$target" "$corpus" "$seeds/$target" -max_total_time="$seconds" \
+    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$build/crashes/$target/" >"$log" 2>&1; then
+    runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+    echo "ok: fuzz_$target: $runs executions in ${seconds} s, no crash, leak or timeout"
+  else
+    echo "FAIL: fuzz_$target (log: $log; inputs in $build/crashes/$target/)"
+    grep -m5 -E 'ERROR|SUMMARY|terminate|what\(\)' "$log" || tail -20 "$log"
+    failed=$((failed + 1))
+  fi
+done
+exit $failed
