@@ -2,6 +2,8 @@
 // merging, choice log files and provenance checks.
 #include <boost/test/unit_test.hpp>
 
+#include "error_of.hpp"
+
 #include <algorithm>
 
 #include "captured_log.hpp"
@@ -20,6 +22,9 @@
 using namespace tunelock;
 using tunelock::testing::TempDir;
 
+using tunelock::testing::contains;
+using tunelock::testing::error_of;
+
 namespace {
 
 const std::string kExampleTable = std::string(TUNELOCK_EXAMPLES_DIR) + "/tables/sm90.json";
@@ -37,15 +42,6 @@ std::unique_ptr<InMemoryTable> sample_table() {
   table->set("pkg.mm", "*", TableEntry{with_ir});
   table->set("norm", "N=8", TableEntry{make_config({{"BLOCK_M", 64}, {"BLOCK_N", 32}}, 4, 3)});
   return table;
-}
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

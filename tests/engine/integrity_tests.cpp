@@ -4,6 +4,8 @@
 // range are refused at read, naming the file and the field.
 #include <boost/test/unit_test.hpp>
 
+#include "error_of.hpp"
+
 #include <functional>
 
 #include "checksum_trailer.hpp"
@@ -17,20 +19,10 @@
 
 using namespace tunelock;
 
+using tunelock::testing::contains;
+using tunelock::testing::error_of;
+
 namespace {
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, std::string_view part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::unique_ptr<InMemoryTable> small_table() {
   Provenance p;

@@ -4,6 +4,8 @@
 // these tests; the expected merged tables are derived by hand in comments.
 #include <boost/test/unit_test.hpp>
 
+#include "error_of.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "temp_dir.hpp"
@@ -19,20 +21,10 @@ using namespace tunelock;
 using nlohmann::json;
 using tunelock::testing::TempDir;
 
+using tunelock::testing::contains;
+using tunelock::testing::error_of;
+
 namespace {
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // A record as Megatron writes it today: every field, nulls included.
 const char* kFullFormRecord = R"({"sm90": {"mamba.ops.scan": {

@@ -5,6 +5,8 @@
 // file behind for the next run.
 #include <boost/test/unit_test.hpp>
 
+#include "error_of.hpp"
+
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -24,20 +26,10 @@ using namespace tunelock;
 using tunelock::testing::TempDir;
 namespace fs = std::filesystem;
 
+using tunelock::testing::contains;
+using tunelock::testing::error_of;
+
 namespace {
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, std::string_view part) {
-  return text.find(part) != std::string::npos;
-}
 
 // The names in `dir`, sorted.
 std::vector<std::string> names_in(const fs::path& dir) {
