@@ -41,14 +41,13 @@ std::vector<ChoiceEntry> ChoiceLog::since(std::size_t cursor, std::size_t* next_
   return out;
 }
 
-std::vector<ChoiceHash> ChoiceLog::hashes_since(std::size_t cursor,
-                                                std::size_t* next_cursor) const {
+void ChoiceLog::hashes_since(std::size_t cursor, std::size_t* next_cursor,
+                             std::vector<ChoiceHash>& out) const {
   std::lock_guard lock(mutex_);
-  std::vector<ChoiceHash> out;
+  out.clear();
   if (cursor < hashes_.size())
     out.assign(hashes_.begin() + static_cast<std::ptrdiff_t>(cursor), hashes_.end());
   if (next_cursor) *next_cursor = hashes_.size();
-  return out;
 }
 
 std::map<std::string, std::string> ChoiceLog::snapshot() const {

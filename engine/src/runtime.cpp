@@ -132,7 +132,8 @@ VerifyResult Runtime::verify(Collective& group) {
       all.resize(std::min(all.size(), next_cursor));
       return all;
     };
-    const std::vector<ChoiceHash> fresh = log_.hashes_since(state->cursor, &next_cursor);
+    std::vector<ChoiceHash>& fresh = state->tree.scratch.fresh;
+    log_.hashes_since(state->cursor, &next_cursor, fresh);
     result = detail::verify_over_tree(group, fresh, everything_sent, state->tree);
   } else {
     const std::vector<ChoiceEntry> fresh = log_.since(state->cursor, &next_cursor);

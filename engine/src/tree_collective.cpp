@@ -11,8 +11,12 @@
 namespace tunelock {
 namespace {
 
-std::string envelope(std::string_view failure, std::string_view payload) {
-  flatbuffers::FlatBufferBuilder b(64 + payload.size());
+// The envelope of a round's message, in a builder kept per thread: a fresh
+// buffer at each check would land on untouched pages (see TreeScratch).
+// The view is valid until the thread's next envelope.
+std::string_view envelope(std::string_view failure, std::string_view payload) {
+  thread_local flatbuffers::FlatBufferBuilder b;
+  b.Clear();
   const auto bytes =
       b.CreateVector(reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size());
   const auto why = failure.empty() ? 0 : b.CreateString(failure.data(), failure.size());

@@ -15,7 +15,7 @@ namespace {
 
 std::uint64_t hash_of(std::string_view text) { return XXH3_64bits(text.data(), text.size()); }
 
-std::string bytes_of(const flatbuffers::FlatBufferBuilder& b) {
+std::string_view bytes_of(const flatbuffers::FlatBufferBuilder& b) {
   return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
 }
 
@@ -37,8 +37,13 @@ std::string origin_of(const Collective& group, int group_rank) {
 class RangeReduction final : public TreeReduction {
  public:
   RangeReduction(const Collective& group, std::span<const ChoiceHash> fresh, TreeAgreement& state)
-      : group_(group), state_(state), compared_(fresh.size()) {
-    ranges_.reserve(fresh.size());
+      : group_(group),
+        state_(state),
+        compared_(fresh.size()),
+        ranges_(state.scratch.ranges),
+        merged_(state.scratch.merged),
+        builder_(state.scratch.builder) {
+    ranges_.clear();
     for (const ChoiceHash& e : fresh) ranges_.emplace_back(e.key, e.value, e.value);
     std::sort(ranges_.begin(), ranges_.end(),
               [](const fb::KeyRange& a, const fb::KeyRange& b) { return a.key() < b.key(); });
@@ -51,8 +56,8 @@ class RangeReduction final : public TreeReduction {
     compared_ += partial->compared();
     if (!partial->ranges() || partial->ranges()->size() == 0) return;
     const auto& theirs = *partial->ranges();
-    std::vector<fb::KeyRange> merged;
-    merged.reserve(ranges_.size() + theirs.size());
+    std::vector<fb::KeyRange>& merged = merged_;
+    merged.clear();
     std::size_t mine = 0;
     for (std::uint32_t i = 0; i < theirs.size(); ++i) {
       const fb::KeyRange& next = *theirs.Get(i);
@@ -63,31 +68,31 @@ class RangeReduction final : public TreeReduction {
       merged.push_back(next);
     }
     merged.insert(merged.end(), ranges_.begin() + static_cast<std::ptrdiff_t>(mine), ranges_.end());
-    ranges_ = std::move(merged);
+    ranges_.swap(merged);
     merge_equal_keys();
   }
 
-  std::string partial() override {
-    flatbuffers::FlatBufferBuilder b(64 + ranges_.size() * sizeof(fb::KeyRange));
-    const auto ranges = b.CreateVectorOfStructs(ranges_);
-    b.Finish(fb::CreateTreePartial(b, compared_, ranges));
-    return bytes_of(b);
+  std::string_view partial() override {
+    builder_.Clear();
+    const auto ranges = builder_.CreateVectorOfStructs(ranges_);
+    builder_.Finish(fb::CreateTreePartial(builder_, compared_, ranges));
+    return bytes_of(builder_);
   }
 
   // Rank 0: a key whose range is not one value, or whose value is not the
   // agreed one, is a suspect; the others join the agreed set.
-  std::string verdict() override {
+  std::string_view verdict() override {
     std::vector<std::uint64_t> suspects;
     for (const fb::KeyRange& r : ranges_) {
       if (state_.conflicted.count(r.key())) continue;  // reported once; the verdict is sticky
-      auto [agreed, inserted] = state_.agreed.emplace(r.key(), r.low());
-      if (r.low() != r.high() || (!inserted && agreed->second != r.low()))
+      const auto [agreed, inserted] = state_.agreed.emplace(r.key(), r.low());
+      if (r.low() != r.high() || (!inserted && agreed != r.low()))
         suspects.push_back(r.key());
     }
-    flatbuffers::FlatBufferBuilder b(64 + suspects.size() * 8);
-    const auto list = b.CreateVector(suspects);
-    b.Finish(fb::CreateTreeVerdict(b, !state_.failed, compared_, list));
-    return bytes_of(b);
+    builder_.Clear();
+    const auto list = builder_.CreateVector(suspects);
+    builder_.Finish(fb::CreateTreeVerdict(builder_, !state_.failed, compared_, list));
+    return bytes_of(builder_);
   }
 
  private:
@@ -109,7 +114,9 @@ class RangeReduction final : public TreeReduction {
   const Collective& group_;
   TreeAgreement& state_;
   std::uint64_t compared_;
-  std::vector<fb::KeyRange> ranges_;
+  std::vector<fb::KeyRange>& ranges_;  // sorted by key hash, one range per key
+  std::vector<fb::KeyRange>& merged_;  // absorb's output, swapped into ranges_
+  flatbuffers::FlatBufferBuilder& builder_;
 };
 
 using Texts = std::map<std::string, std::map<std::string, std::set<int>>>;  // key -> value -> ranks
@@ -126,7 +133,7 @@ std::string encode_texts(const Texts& texts, bool conflicts_only) {
     }
   }
   b.Finish(fb::CreateConflictTexts(b, b.CreateVector(choices)));
-  return bytes_of(b);
+  return std::string(bytes_of(b));
 }
 
 void decode_texts_into(Texts& texts, std::string_view bytes, const std::string& origin) {
@@ -154,16 +161,16 @@ class TextReduction final : public TreeReduction {
   void absorb(int from, std::string_view bytes) override {
     decode_texts_into(texts_, bytes, origin_of(group_, from));
   }
-  std::string partial() override { return encode_texts(texts_, false); }
+  std::string_view partial() override { return encoded_ = encode_texts(texts_, false); }
 
   // Rank 0: every suspect leaves the agreed set for good; those with two
   // values are the conflicts (a suspect with one text was a hash collision).
-  std::string verdict() override {
+  std::string_view verdict() override {
     for (std::uint64_t key : suspects_) {
       state_.agreed.erase(key);
       state_.conflicted.insert(key);
     }
-    return encode_texts(texts_, true);
+    return encoded_ = encode_texts(texts_, true);
   }
 
  private:
@@ -171,6 +178,7 @@ class TextReduction final : public TreeReduction {
   const std::unordered_set<std::uint64_t>& suspects_;
   TreeAgreement& state_;
   Texts texts_;
+  std::string encoded_;  // what partial() or verdict() returned last
 };
 
 }  // namespace

@@ -6,25 +6,39 @@
 // verdicts and reports are those of GroupAgreement::fold over all batches.
 #pragma once
 
+#include <flatbuffers/flatbuffers.h>
+
 #include <cstdint>
 #include <functional>
 #include <span>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "hash_to_hash_map.hpp"
 #include "tunelock/choice_log.hpp"
 #include "tunelock/collective.hpp"
+#include "tunelock/fb/verify_tree_generated.h"
 #include "tunelock/verify.hpp"
 
 namespace tunelock::detail {
 
+// Buffers kept from one check to the next. Between checks a trainer's log
+// grows into the memory a check frees, so buffers allocated afresh at each
+// check land on untouched pages; with 1,000 new entries their page faults
+// cost more than the check's own work.
+struct TreeScratch {
+  std::vector<ChoiceHash> fresh;  // this rank's new entries
+  std::vector<fb::KeyRange> ranges, merged;
+  flatbuffers::FlatBufferBuilder builder;
+};
+
 // What a group has agreed on, by hash. Every rank keeps one; only the
 // group's rank 0 fills it, as the tree's root.
 struct TreeAgreement {
-  std::unordered_map<std::uint64_t, std::uint64_t> agreed;  // key hash -> value hash
-  std::unordered_set<std::uint64_t> conflicted;             // reported once, never re-agreed
+  HashToHashMap agreed;                          // key hash -> value hash
+  std::unordered_set<std::uint64_t> conflicted;  // reported once, never re-agreed
   bool failed = false;
+  TreeScratch scratch;
 };
 
 // One check. `fresh`: the hashes of this rank's entries since its last check

@@ -3,8 +3,11 @@
 // error on every rank when part of the tree is missing.
 #include <boost/test/unit_test.hpp>
 
+#include <random>
 #include <set>
+#include <unordered_map>
 
+#include "hash_to_hash_map.hpp"
 #include "ranks.hpp"
 #include "tunelock/binomial_tree.hpp"
 #include "tunelock/error.hpp"
@@ -168,11 +171,12 @@ class SumOfRanks final : public TreeReduction {
  public:
   explicit SumOfRanks(int rank) : sum_(rank) {}
   void absorb(int, std::string_view partial) override { sum_ += std::stoi(std::string(partial)); }
-  std::string partial() override { return std::to_string(sum_); }
-  std::string verdict() override { return "total " + std::to_string(sum_); }
+  std::string_view partial() override { return text_ = std::to_string(sum_); }
+  std::string_view verdict() override { return text_ = "total " + std::to_string(sum_); }
 
  private:
   int sum_;
+  std::string text_;
 };
 
 BOOST_AUTO_TEST_CASE(a_transport_with_all_gather_only_still_runs_the_tree_round) {
@@ -207,6 +211,40 @@ BOOST_AUTO_TEST_CASE(a_rank_that_never_comes_fails_every_rank_with_the_same_erro
     BOOST_TEST(message_of(errors[r]).find("waiting for rank(s) 3") != std::string::npos,
                message_of(errors[r]));
   }
+}
+
+// The root's agreed set: every insert, lookup and erase agrees with a
+// std::unordered_map over 200,000 random operations, with keys drawn from a
+// small range so that probes collide, wrap around the array and are erased
+// from the middle of a run, and key 0 (the empty marker) among them.
+BOOST_AUTO_TEST_CASE(the_agreed_set_behaves_as_a_map_under_inserts_and_erases) {
+  detail::HashToHashMap map;
+  std::unordered_map<std::uint64_t, std::uint64_t> expected;
+  std::mt19937_64 random(7);
+  for (int op = 0; op < 200000; ++op) {
+    const std::uint64_t key = random() % 5000;
+    const std::uint64_t value = random();
+    switch (random() % 3) {
+      case 0: {
+        const auto [stored, inserted] = map.emplace(key, value);
+        const auto [it, expected_inserted] = expected.emplace(key, value);
+        BOOST_REQUIRE_EQUAL(inserted, expected_inserted);
+        BOOST_REQUIRE_EQUAL(stored, it->second);
+        break;
+      }
+      case 1:
+        BOOST_REQUIRE_EQUAL(map.erase(key), expected.erase(key) == 1);
+        break;
+      default: {
+        const auto found = map.find(key);
+        const auto it = expected.find(key);
+        BOOST_REQUIRE_EQUAL(found.has_value(), it != expected.end());
+        if (found) BOOST_REQUIRE_EQUAL(*found, it->second);
+      }
+    }
+    BOOST_REQUIRE_EQUAL(map.size(), expected.size());
+  }
+  for (const auto& [key, value] : expected) BOOST_REQUIRE_EQUAL(map.find(key).value(), value);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -46,9 +46,11 @@ class ChoiceLog {
   // Entries [cursor, size()) and the new cursor, read under one lock.
   std::vector<ChoiceEntry> since(std::size_t cursor, std::size_t* next_cursor) const;
 
-  // The hashes of the same entries, computed once when each was logged, so
-  // a check does not copy or hash texts.
-  std::vector<ChoiceHash> hashes_since(std::size_t cursor, std::size_t* next_cursor) const;
+  // The hashes of the same entries into `out` (replacing its contents,
+  // keeping its capacity), computed once when each was logged, so a check
+  // neither copies nor hashes texts, nor takes fresh memory.
+  void hashes_since(std::size_t cursor, std::size_t* next_cursor,
+                    std::vector<ChoiceHash>& out) const;
 
   // Every entry, sorted by key.
   std::map<std::string, std::string> snapshot() const;

@@ -25,8 +25,10 @@ class TreeReduction {
  public:
   virtual ~TreeReduction() = default;
   virtual void absorb(int from_group_rank, std::string_view partial) = 0;
-  virtual std::string partial() = 0;
-  virtual std::string verdict() = 0;
+  // Both return views into the reduction's own buffer, valid until its
+  // next call.
+  virtual std::string_view partial() = 0;
+  virtual std::string_view verdict() = 0;
 };
 
 class Collective {

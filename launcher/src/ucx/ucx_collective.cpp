@@ -3,6 +3,7 @@
 #include "tunelock/launcher/ucx_collective.hpp"
 
 #include <poll.h>
+#include <unistd.h>
 #include <ucp/api/ucp.h>
 #include <xxhash.h>
 
@@ -12,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "peer_card.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/log.hpp"
 
@@ -61,8 +63,13 @@ class UcxWorld {
   ucp_worker_h worker_ = nullptr;
   int event_fd_ = -1;
   ucp_ep_h endpoint(int peer);
-  std::vector<std::string> addresses_;  // every rank's worker address, by world rank
-  std::vector<ucp_ep_h> endpoints_;     // by world rank; null until first used
+  void notice_exits(const std::vector<pollfd>& polled, const std::vector<int>& watched);
+  PeerCard me_;
+  std::vector<PeerCard> cards_;      // every rank's, by world rank
+  std::vector<ucp_ep_h> endpoints_;  // by world rank; null until first used
+  // Peers on this host reached over shared memory, which has no peer error
+  // handling: their processes are watched instead; a watch ends with its exit.
+  std::map<int, ProcessWatch> watches_;
   struct ErrorArg {
     UcxWorld* world;
     int rank;
@@ -79,6 +86,11 @@ class UcxWorld {
   };
   std::vector<InFlight> in_flight_;
   void reap_in_flight();
+
+  // Send buffers, reused once no request holds them: a fresh one at each
+  // check would land on untouched pages (see TreeScratch in the engine).
+  std::vector<std::shared_ptr<std::string>> send_buffers_;
+  std::shared_ptr<std::string> send_buffer(std::string_view bytes);
 };
 
 void UcxWorld::reap_in_flight() {
@@ -87,6 +99,16 @@ void UcxWorld::reap_in_flight() {
     ucp_request_free(f.request);
     return true;
   });
+}
+
+std::shared_ptr<std::string> UcxWorld::send_buffer(std::string_view bytes) {
+  for (const auto& buffer : send_buffers_) {
+    if (buffer.use_count() == 1) {  // only the pool holds it
+      buffer->assign(bytes);
+      return buffer;
+    }
+  }
+  return send_buffers_.emplace_back(std::make_shared<std::string>(bytes));
 }
 
 void UcxWorld::check(ucs_status_t status, const char* what) const {
@@ -128,12 +150,16 @@ void UcxWorld::connect() {
   ucp_address_t* address = nullptr;
   std::size_t length = 0;
   check(ucp_worker_get_address(worker_, &address, &length), "getting the worker address");
-  const std::string mine(reinterpret_cast<const char*>(address), length);
+  me_.worker_address.assign(reinterpret_cast<const char*>(address), length);
   ucp_worker_release_address(worker_, address);
+  me_.host = this_host_identity();
+  me_.pid = static_cast<int>(::getpid());
 
-  addresses_ = exchange_addresses(rendezvous_, mine);
-  endpoints_.assign(addresses_.size(), nullptr);
-  error_args_.resize(addresses_.size());
+  const std::vector<std::string> cards = exchange_addresses(rendezvous_, encode_peer_card(me_));
+  for (std::size_t r = 0; r < cards.size(); ++r)
+    cards_.push_back(decode_peer_card(cards[r], "verify: rank " + std::to_string(r)));
+  endpoints_.assign(cards_.size(), nullptr);
+  error_args_.resize(cards_.size());
 }
 
 // Endpoints are made on first use: along the tree a rank talks to its
@@ -144,11 +170,21 @@ ucp_ep_h UcxWorld::endpoint(int peer) {
   const auto r = static_cast<std::size_t>(peer);
   if (endpoints_[r]) return endpoints_[r];
   error_args_[r] = {this, peer};
+  // A peer on this host whose process we can watch: shared memory, and
+  // its exit noticed through the watch. Any other: TCP, where UCX's peer
+  // error handling turns a dead peer into an error, not a hang.
+  bool watched = false;
+  if (same_host(me_, cards_[r])) {
+    ProcessWatch watch(cards_[r].pid);
+    if (watch.gone()) failed_.emplace(peer, "its process has exited");
+    watched = watch.fd() >= 0;
+    if (watched) watches_.emplace(peer, std::move(watch));
+  }
   ucp_ep_params_t ep{};
   ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                   UCP_EP_PARAM_FIELD_ERR_HANDLER;
-  ep.address = reinterpret_cast<const ucp_address_t*>(addresses_[r].data());
-  ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;  // a dead peer is an error, not a hang
+  ep.address = reinterpret_cast<const ucp_address_t*>(cards_[r].worker_address.data());
+  ep.err_mode = watched ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
   ep.err_handler.cb = &UcxWorld::on_peer_error;
   ep.err_handler.arg = &error_args_[r];
   check(ucp_ep_create(worker_, &ep, &endpoints_[r]), "connecting to a peer");
@@ -208,8 +244,25 @@ bool UcxWorld::wait(const std::function<bool()>& done, Clock::time_point deadlin
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     // Bounded sleep: some failures are noticed by progress, not by an event.
-    pollfd p{event_fd_, POLLIN, 0};
-    ::poll(&p, 1, static_cast<int>(std::clamp<long long>(left, 0, 200)));
+    std::vector<pollfd> polled{{event_fd_, POLLIN, 0}};
+    std::vector<int> watched;
+    for (const auto& [peer, watch] : watches_) {
+      polled.push_back({watch.fd(), POLLIN, 0});
+      watched.push_back(peer);
+    }
+    ::poll(polled.data(), polled.size(), static_cast<int>(std::clamp<long long>(left, 0, 200)));
+    notice_exits(polled, watched);
+  }
+}
+
+// A watched peer's pidfd is readable once its process has exited, for good:
+// the exit is recorded and the watch dropped, so later sleeps do not wake
+// for it again.
+void UcxWorld::notice_exits(const std::vector<pollfd>& polled, const std::vector<int>& watched) {
+  for (std::size_t i = 0; i < watched.size(); ++i) {
+    if (polled[i + 1].revents == 0) continue;
+    failed_.emplace(watched[i], "its process exited");
+    watches_.erase(watched[i]);
   }
 }
 
@@ -222,7 +275,7 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& send_to,
   const auto deadline = Clock::now() + wait_for;
   const std::uint64_t self_tag = tag_base | static_cast<std::uint64_t>(rank());
   // Owned by every send request of this round, and by in_flight_ after it.
-  const auto payload = std::make_shared<std::string>(bytes);
+  const std::shared_ptr<std::string> payload = send_buffer(bytes);
   for (int peer : peers) endpoint(peer);  // so a dead sender is noticed
   std::vector<std::pair<int, void*>> sends;
   for (int peer : send_to) {
