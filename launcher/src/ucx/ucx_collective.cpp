@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "peer_card.hpp"
 #include "tunelock/error.hpp"
@@ -66,6 +67,7 @@ class UcxWorld {
   void notice_exits(const std::vector<pollfd>& polled, const std::vector<int>& watched);
   PeerCard me_;
   std::vector<PeerCard> cards_;      // every rank's, by world rank
+  std::chrono::microseconds poll_first_{0};
   std::vector<ucp_ep_h> endpoints_;  // by world rank; null until first used
   // Peers on this host reached over shared memory, which has no peer error
   // handling: their processes are watched instead; a watch ends with its exit.
@@ -158,6 +160,10 @@ void UcxWorld::connect() {
   const std::vector<std::string> cards = exchange_addresses(rendezvous_, encode_peer_card(me_));
   for (std::size_t r = 0; r < cards.size(); ++r)
     cards_.push_back(decode_peer_card(cards[r], "verify: rank " + std::to_string(r)));
+  const auto ranks_here = std::count_if(cards_.begin(), cards_.end(),
+                                        [&](const PeerCard& card) { return same_host(me_, card); });
+  if (ranks_here <= static_cast<long>(std::max(1u, std::thread::hardware_concurrency())))
+    poll_first_ = std::chrono::microseconds(50);
   endpoints_.assign(cards_.size(), nullptr);
   error_args_.resize(cards_.size());
 }
@@ -228,9 +234,10 @@ void UcxWorld::release() {
 bool UcxWorld::wait(const std::function<bool()>& done, Clock::time_point deadline) {
   // On a quiet machine a peer's message lands within microseconds: polling
   // for a short, bounded while first saves the event fd's wake-up (tens of
-  // microseconds per tree hop); past it, the wait sleeps on the fd.
-  constexpr auto kPollFirst = std::chrono::microseconds(50);
-  const auto poll_until = Clock::now() + kPollFirst;
+  // microseconds per tree hop); past it, the wait sleeps on the fd. Where
+  // this host runs more ranks than it has cores, a polling rank would take
+  // the core a peer needs to send, so the wait sleeps at once.
+  const auto poll_until = Clock::now() + poll_first_;
   while (true) {
     while (ucp_worker_progress(worker_) != 0) {
     }
