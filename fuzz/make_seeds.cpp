@@ -3,6 +3,7 @@
 // files of the current format: make_seeds EXAMPLES_DIR OUT_DIR.
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "bootstrap_frames.hpp"
 #include "tunelock/choice_log_file.hpp"
@@ -10,10 +11,38 @@
 #include "tunelock/merge.hpp"
 #include "tunelock/table_binary.hpp"
 #include "tunelock/table_json.hpp"
+#include "tunelock/log.hpp"
+#include "tunelock/notices.hpp"
+#include "tunelock/runtime.hpp"
 #include "tunelock/verify.hpp"
+#include "two_rank_tree.hpp"
 
 namespace fs = std::filesystem;
 using namespace tunelock;
+
+// A check between two ranks that disagree on one key, over a loopback:
+// what each rank received is the seed for its side of fuzz_verify_tree.
+void write_verify_tree_seeds(const fs::path& out) {
+  fuzzing::Loopback loopback;
+  auto run_rank = [&](int rank) {
+    Notices notices;
+    Runtime runtime(rank, notices);
+    const Config mine = make_config({{"BLOCK_M", rank == 0 ? 64 : 128}}, 4, 3);
+    runtime.log_choice("sm90", KernelId{"fuzz.ops", "mm"}, "M=1", mine, ChoiceOrigin::pinned);
+    runtime.log_choice("sm90", KernelId{"fuzz.ops", "mm"}, "M=2",
+                       make_config({{"BLOCK_M", 64}}, 4, 3), ChoiceOrigin::pinned);
+    fuzzing::LoopbackRank group(loopback, rank);
+    (void)runtime.verify(group);
+  };
+  logger().set_level(spdlog::level::off);  // the conflict is the point
+  std::thread other(run_rank, 1);
+  run_rank(0);
+  other.join();
+  for (int rank : {0, 1}) {
+    write_file_atomically(out / "verify_tree" / ("rank" + std::to_string(rank) + ".bin"),
+                          fuzzing::encode_tree_input({rank, loopback.received[rank]}));
+  }
+}
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -47,6 +76,7 @@ int main(int argc, char** argv) {
   std::vector<ChoiceEntry> entries;
   for (const auto& [key, value] : log.entries) entries.push_back({key, value});
   write_file_atomically(out / "verify_batch" / "seed.bin", encode_batch(1, entries));
+  write_verify_tree_seeds(out);
   write_file_atomically(out / "policy_environment" / "seed.env",
                         "TUNELOCK_MODE=pinned\nTUNELOCK_ON_MISS=error\nTUNELOCK_VERIFY_EVERY=10\n"
                         "TUNELOCK_TABLE_PATH=tables\nTUNELOCK_CHAOS=0\n");

@@ -29,9 +29,13 @@ mkdir -p "$seeds"/{table_json,record,candidates}
 cp examples/tables/*.json "$seeds/table_json/"
 cp examples/tables/*.json "$seeds/record/"
 cp examples/candidates.json tests/web/fixtures/*candidates*.json "$seeds/candidates/"
+# Inputs that once failed, kept so that a regression fails at once.
+for dir in fuzz/regressions/*/; do
+  mkdir -p "$seeds/$(basename "$dir")" && cp "$dir"* "$seeds/$(basename "$dir")/"
+done
 
 failed=0
-for target in table_json table_binary record timings choice_log verify_batch candidates \
+for target in table_json table_binary record timings choice_log verify_batch verify_tree candidates \
   policy_environment bootstrap_hello; do
   corpus=$build/corpus/$target
   mkdir -p "$corpus" "$build/crashes/$target"

@@ -17,6 +17,8 @@ namespace {
 std::string_view envelope(std::string_view failure, std::string_view payload) {
   thread_local flatbuffers::FlatBufferBuilder b;
   b.Clear();
+  // The payload is a flatbuffer with 8-byte fields: aligned for its reader.
+  b.ForceVectorAlignment(payload.size(), 1, 8);
   const auto bytes =
       b.CreateVector(reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size());
   const auto why = failure.empty() ? 0 : b.CreateString(failure.data(), failure.size());

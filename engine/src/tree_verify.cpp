@@ -21,13 +21,28 @@ std::string_view bytes_of(const flatbuffers::FlatBufferBuilder& b) {
   return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
 }
 
+// The verifier checks alignment relative to the buffer's start, and a
+// vector's alignment only for its length field: a message that starts off
+// an 8-byte boundary, or places 8-byte elements off theirs, would make the
+// reads below undefined behaviour. Our own messages are aligned (the
+// envelope aligns its payload); anything else is refused.
+constexpr std::uintptr_t kAlignment = 8;
+
 template <typename T>
 const T* verified(std::string_view bytes, const std::string& origin, const char* what) {
   const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
   flatbuffers::Verifier verifier(data, bytes.size());
-  if (!verifier.VerifyBuffer<T>(nullptr))
+  if (reinterpret_cast<std::uintptr_t>(data) % kAlignment != 0 ||
+      !verifier.VerifyBuffer<T>(nullptr))
     throw Error(origin + ": not a valid " + what + " (" + std::to_string(bytes.size()) + " bytes)");
   return flatbuffers::GetRoot<T>(data);
+}
+
+template <typename Vector>
+const Vector* aligned(const Vector* vector, const std::string& origin, const char* what) {
+  if (vector && reinterpret_cast<std::uintptr_t>(vector->Data()) % kAlignment != 0)
+    throw Error(origin + ": not a valid " + what + " (an 8-byte vector off its alignment)");
+  return vector;
 }
 
 std::string origin_of(const Collective& group, int group_rank) {
@@ -76,8 +91,9 @@ class RangeReduction final : public TreeReduction {
     const std::string origin = origin_of(group_, from);
     const auto* partial = verified<fb::TreePartial>(bytes, origin, "tree partial");
     compared_ += partial->compared();
-    if (!partial->ranges() || partial->ranges()->size() == 0) return;
-    const auto& theirs = *partial->ranges();
+    const auto* ranges = aligned(partial->ranges(), origin, "tree partial");
+    if (!ranges || ranges->size() == 0) return;
+    const auto& theirs = *ranges;
     std::vector<fb::KeyRange>& merged = merged_;
     merged.clear();
     std::size_t mine = 0;
@@ -218,9 +234,9 @@ VerifyResult verify_over_tree(Collective& group, std::span<const ChoiceHash> fre
       verified<fb::TreeVerdict>(verdict_bytes, origin_of(group, 0), "tree verdict");
   VerifyResult result;
   result.compared = static_cast<std::size_t>(verdict->compared());
-  if (verdict->suspects() && verdict->suspects()->size() > 0) {
-    const std::unordered_set<std::uint64_t> suspects(verdict->suspects()->begin(),
-                                                     verdict->suspects()->end());
+  const auto* listed = aligned(verdict->suspects(), origin_of(group, 0), "tree verdict");
+  if (listed && listed->size() > 0) {
+    const std::unordered_set<std::uint64_t> suspects(listed->begin(), listed->end());
     TextReduction texts(group, suspects, everything_sent(), state);
     Texts conflicts;
     decode_texts_into(conflicts, group.tree_round(texts), origin_of(group, 0));
