@@ -1,9 +1,13 @@
 // One rank of a multi-process verification scenario, started by
 // `tunelock launch -n N -- ucx_rank SCENARIO`. Prints one result line per
 // rank; the ctest script checks every rank's line.
+#include <signal.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "tunelock/error.hpp"
 #include "tunelock/launch_environment.hpp"
@@ -33,11 +37,16 @@ int run(const std::string& scenario) {
   Runtime& runtime = process_runtime();
   auto world = launcher::world_collective(env, policy.verify_timeout_s);
 
-  if (scenario == "agree" || scenario == "die") {
+  if (scenario == "agree" || scenario == "die" || scenario == "killed") {
     for (int i = 0; i < 10; ++i) log(runtime, "M=" + std::to_string(i), kA);
     const VerifyResult first = runtime.verify(*world);
-    if (scenario == "die") {
-      if (me.rank == me.world_size - 1) std::_Exit(9);  // dies mid-run, after one good round
+    if (scenario == "die" || scenario == "killed") {
+      if (me.rank == me.world_size - 1) {
+        if (scenario == "die") std::_Exit(9);  // dies mid-run, after one good round
+        // Killed while the others wait in the next check.
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        ::kill(::getpid(), SIGKILL);
+      }
       log(runtime, "M=100", kA);
       const auto start = std::chrono::steady_clock::now();
       try {
@@ -96,7 +105,7 @@ int run(const std::string& scenario) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: ucx_rank agree|conflict|strict|disjoint|die|subgroups\n");
+    std::fprintf(stderr, "usage: ucx_rank agree|conflict|strict|disjoint|die|killed|subgroups\n");
     return 2;
   }
   try {

@@ -27,6 +27,11 @@ for n in 2 4 8; do
   survivors=$((n - 1))
   [[ $code != 0 && $(count "failed after [0-9.]* s: verify: lost rank(s) $((n - 1))") == "$survivors" ]] \
     || fail "die n=$n: $out"
+  # SIGKILL while the others wait inside a check: each names the lost rank
+  # (rather than timing out after 20 s), and launch reports the signal.
+  run "$n" killed
+  [[ $code != 0 && $(count "failed after [0-9.]* s: verify: lost rank(s) $((n - 1))") == "$survivors" && \
+     $(count "rank $((n - 1)) exited with 137") == 1 ]] || fail "killed n=$n: $out"
   echo "ok: $n ranks"
 done
 run 4 subgroups
@@ -46,6 +51,19 @@ for r in 0 1; do
   grep -q "rank(s) 2 never arrived within 3 s" never.$r || fail "never-came rank $r: $(cat never.$r)"
 done
 rm -f never.0 never.1
+
+# A rank killed during the rendezvous, after its hello, while rank 0 waits
+# for rank 2: rank 0 names it at once instead of waiting out the 60 s.
+(TUNELOCK_JOB_TOKEN=killed TUNELOCK_VERIFY_TIMEOUT=60 TUNELOCK_LOG_LEVEL=debug RANK=0 WORLD_SIZE=3 \
+   "$rank_program" agree >killed.0 2>&1 &
+ TUNELOCK_JOB_TOKEN=killed TUNELOCK_VERIFY_TIMEOUT=60 RANK=1 WORLD_SIZE=3 "$rank_program" agree >killed.1 2>&1 &
+ victim=$!
+ for _ in $(seq 600); do grep -q "rank 1 said hello" killed.0 && break; sleep 0.1; done
+ kill -9 $victim; wait $victim 2>/dev/null
+ wait)
+grep -q "rank(s) 1 said hello and then closed the connection" killed.0 ||
+  fail "killed in rendezvous: $(cat killed.0)"
+rm -f killed.0 killed.1
 
 # A rank with another job's token and one with another WORLD_SIZE: each is
 # told exactly that, and rank 0 names both instead of "never arrived" alone.

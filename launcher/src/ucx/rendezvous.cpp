@@ -222,9 +222,32 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
     }
     drop(p, why);
   };
+  // A rank that said hello and then went away (killed, crashed) before the
+  // roster: nobody can verify without it, so every rank is told at once
+  // instead of waiting for the timeout and blaming the network.
+  auto fail_for_lost = [&](const std::vector<int>& lost) {
+    std::string names;
+    for (int rank : lost) names += (names.empty() ? "" : ",") + std::to_string(rank);
+    const std::string message = "rendezvous: rank(s) " + names +
+                                " said hello and then closed the connection before every rank "
+                                "arrived (the process died or was killed)";
+    for (auto& [rank, fd] : ranks) {
+      try {
+        send_all(fd.get(), frame('F', message), Clock::now() + std::chrono::seconds(1));
+      } catch (const Error&) {
+      }
+    }
+    throw Error(message);
+  };
   while (static_cast<int>(ranks.size()) < r.world_size - 1) {
     std::vector<pollfd> fds{{listener.get(), POLLIN, 0}};
     for (const Pending& p : pending) fds.push_back({p.fd.get(), POLLIN, 0});
+    const std::size_t polled_pending = pending.size();
+    std::vector<int> joined;  // their fds follow the pending ones
+    for (const auto& [rank, fd] : ranks) {
+      fds.push_back({fd.get(), POLLIN, 0});
+      joined.push_back(rank);
+    }
     if (::poll(fds.data(), fds.size(), remaining_ms(deadline)) == 0) {
       std::string missing;
       for (int rank = 1; rank < r.world_size; ++rank)
@@ -247,7 +270,7 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
       const int client = ::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
       if (client >= 0) pending.push_back({Fd(client), {}});
     }
-    for (std::size_t i = 1; i < fds.size(); ++i) {
+    for (std::size_t i = 1; i <= polled_pending; ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       Pending& p = pending[i - 1];
       char chunk[4096];
@@ -269,9 +292,24 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
         }
         addresses[static_cast<std::size_t>(rank)] = as_string(hello->worker_address());
         ranks.emplace(rank, std::move(p.fd));
+        logger().debug("rendezvous: rank {} said hello ({} of {} joined)", rank, ranks.size(),
+                       r.world_size - 1);
       } catch (const Error& e) {
         drop(p, e.what());
       }
+    }
+    // A joined rank sends nothing more until the roster: readable means
+    // closed (or stray bytes, dropped).
+    std::vector<int> lost;
+    for (std::size_t j = 0; j < joined.size(); ++j) {
+      const pollfd& p = fds[1 + polled_pending + j];
+      if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char chunk[256];
+      if (::recv(p.fd, chunk, sizeof chunk, MSG_DONTWAIT) <= 0) lost.push_back(joined[j]);
+    }
+    if (!lost.empty()) {
+      for (int rank : lost) ranks.erase(rank);
+      fail_for_lost(lost);
     }
     std::erase_if(pending, [](const Pending& p) { return p.fd.get() < 0; });
   }

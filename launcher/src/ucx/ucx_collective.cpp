@@ -400,7 +400,16 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& send_to,
   return received;
 }
 
-UcxCollective::UcxCollective(Rendezvous rendezvous) : name_("world") {
+// The world, once connected, or why connecting failed: a rendezvous that
+// failed (a rank lost or never came) is not tried again by a later send or
+// group, which would wait out the whole timeout a second time.
+struct UcxWorldSlot {
+  std::shared_ptr<UcxWorld> world;
+  std::string failure;
+};
+
+UcxCollective::UcxCollective(Rendezvous rendezvous)
+    : shared_world_(std::make_shared<UcxWorldSlot>()), name_("world") {
   // The world is created on first use; members_ and rank are known now.
   members_.resize(static_cast<std::size_t>(rendezvous.world_size));
   for (int r = 0; r < rendezvous.world_size; ++r) members_[static_cast<std::size_t>(r)] = r;
@@ -425,8 +434,16 @@ UcxCollective::UcxCollective(const UcxCollective& world, std::vector<int> ranks,
 UcxCollective::~UcxCollective() = default;
 
 UcxWorld& UcxCollective::world() {
-  if (!*shared_world_) *shared_world_ = std::make_shared<UcxWorld>(*pending_);  // lazy: first use
-  return **shared_world_;
+  UcxWorldSlot& slot = *shared_world_;
+  if (slot.world) return *slot.world;
+  if (!slot.failure.empty()) throw Error(slot.failure);
+  try {
+    slot.world = std::make_shared<UcxWorld>(*pending_);  // lazy: first use
+  } catch (const Error& e) {
+    slot.failure = e.what();
+    throw;
+  }
+  return *slot.world;
 }
 
 std::vector<std::string> UcxCollective::all_gather(std::string_view payload) {

@@ -19,6 +19,7 @@
 namespace tunelock::launcher {
 
 class UcxWorld;
+struct UcxWorldSlot;
 
 class UcxCollective final : public TreeCollective {
  public:
@@ -50,10 +51,9 @@ class UcxCollective final : public TreeCollective {
   UcxWorld& world();
   std::vector<int> world_ranks(std::span<const int> group_ranks) const;
 
-  // The world connection, created on the first all_gather of any group built
-  // from the same world collective (they share this slot).
-  std::shared_ptr<std::shared_ptr<UcxWorld>> shared_world_ =
-      std::make_shared<std::shared_ptr<UcxWorld>>();
+  // The world connection, created on the first use by any group built from
+  // the same world collective (they share this slot).
+  std::shared_ptr<UcxWorldSlot> shared_world_;
   std::shared_ptr<const Rendezvous> pending_;
   std::vector<int> members_;  // world ranks, in group order
   int rank_in_group_ = 0;
