@@ -41,12 +41,10 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	@scripts/fuzz.sh $(FUZZ_SECONDS) $(JOBS)
 
-# The suites under ASan+UBSan (preset asan); slow on 2 cores, so not in CI.
+# The native suites under ASan+UBSan, and the threaded ones under TSan
+# (presets asan and tsan). CI runs it after `make test`.
 sanitize: deps
-	@cmake --preset asan >/dev/null
-	@cmake --build build/asan -j $(JOBS)
-	@ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
-	  ctest --test-dir build/asan -j $(JOBS) --output-on-failure -E '^web\.'
+	@scripts/sanitize.sh all $(JOBS)
 
 demo: build
 	@examples/demo.sh $(BUILD)

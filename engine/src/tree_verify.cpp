@@ -40,7 +40,9 @@ const T* verified(std::string_view bytes, const std::string& origin, const char*
 
 template <typename Vector>
 const Vector* aligned(const Vector* vector, const std::string& origin, const char* what) {
-  if (vector && reinterpret_cast<std::uintptr_t>(vector->Data()) % kAlignment != 0)
+  // An empty vector is never aligned by the builder, and nothing is read.
+  if (vector && vector->size() > 0 &&
+      reinterpret_cast<std::uintptr_t>(vector->Data()) % kAlignment != 0)
     throw Error(origin + ": not a valid " + what + " (an 8-byte vector off its alignment)");
   return vector;
 }
