@@ -4,7 +4,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <array>
+#include <bit>
 #include <map>
 #include <utility>
 #include <set>
@@ -52,24 +52,41 @@ std::string origin_of(const Collective& group, int group_rank) {
          group.group_id() + "'";
 }
 
-// Sorts by key hash, least significant byte first: hashes are uniform, so
-// eight counting passes beat a comparison sort (about twice as fast at
-// 1,000 entries, and the leaves' sort is on every check's critical path).
-// `spare` is working space.
-void sort_by_key(std::vector<fb::KeyRange>& ranges, std::vector<fb::KeyRange>& spare) {
-  constexpr int kDigits = 8;
-  std::array<std::array<std::size_t, 256>, kDigits> counts{};
-  for (const fb::KeyRange& r : ranges)
-    for (int d = 0; d < kDigits; ++d) ++counts[d][(r.key() >> (8 * d)) & 0xff];
-  spare.resize(ranges.size());
-  for (int d = 0; d < kDigits; ++d) {
-    std::array<std::size_t, 256>& count = counts[d];
-    if (std::any_of(count.begin(), count.end(), [&](std::size_t c) { return c == ranges.size(); }))
-      continue;  // every key has the same byte here: this pass would not move anything
-    std::size_t start = 0;
-    for (std::size_t& c : count) start += std::exchange(c, start);
-    for (const fb::KeyRange& r : ranges) spare[count[(r.key() >> (8 * d)) & 0xff]++] = r;
-    ranges.swap(spare);
+bool key_less(const fb::KeyRange& a, const fb::KeyRange& b) { return a.key() < b.key(); }
+
+// Sorts by key hash. The leaves' sort is on every check's critical path, and
+// hashes are uniform: one pass spreads the entries over about as many
+// buckets by their top bits, and each bucket (one or two entries) is then
+// sorted in place; about three passes over the data, against 40 us for a
+// comparison sort of 1,000 entries. Keys crafted to crowd one bucket only
+// make that bucket a std::sort. `spare` and `starts` are working space.
+void sort_by_key(std::vector<fb::KeyRange>& ranges, std::vector<fb::KeyRange>& spare,
+                 std::vector<std::uint32_t>& starts) {
+  const std::size_t n = ranges.size();
+  if (n < 2) return;
+  const int bits = static_cast<int>(std::min<std::size_t>(std::bit_width(n), 16));
+  const auto bucket = [&](const fb::KeyRange& r) {
+    return static_cast<std::size_t>(r.key() >> (64 - bits));
+  };
+  starts.assign((std::size_t{1} << bits) + 1, 0);
+  for (const fb::KeyRange& r : ranges) ++starts[bucket(r) + 1];
+  for (std::size_t b = 1; b < starts.size(); ++b) starts[b] += starts[b - 1];
+  spare.resize(n);
+  for (const fb::KeyRange& r : ranges) spare[starts[bucket(r)]++] = r;  // starts[b]: end of b
+  ranges.swap(spare);
+  constexpr std::size_t kInsertionSortUpTo = 16;
+  std::size_t begin = 0;
+  for (std::size_t b = 0; b + 1 < starts.size(); ++b) {
+    const std::size_t end = starts[b];
+    if (end - begin > kInsertionSortUpTo) {
+      std::sort(ranges.begin() + static_cast<std::ptrdiff_t>(begin),
+                ranges.begin() + static_cast<std::ptrdiff_t>(end), key_less);
+    } else {
+      for (std::size_t i = begin + 1; i < end; ++i)
+        for (std::size_t j = i; j > begin && key_less(ranges[j], ranges[j - 1]); --j)
+          std::swap(ranges[j], ranges[j - 1]);
+    }
+    begin = end;
   }
 }
 
@@ -85,7 +102,7 @@ class RangeReduction final : public TreeReduction {
         builder_(state.scratch.builder) {
     ranges_.clear();
     for (const ChoiceHash& e : fresh) ranges_.emplace_back(e.key, e.value, e.value);
-    sort_by_key(ranges_, merged_);
+    sort_by_key(ranges_, merged_, state.scratch.buckets);
     merge_equal_keys();
   }
 
@@ -123,7 +140,7 @@ class RangeReduction final : public TreeReduction {
   // agreed one, is a suspect; the others join the agreed set.
   std::string_view verdict() override {
     std::vector<std::uint64_t> suspects;
-    constexpr std::size_t kPrefetchAhead = 8;
+    constexpr std::size_t kPrefetchAhead = 16;
     for (std::size_t i = 0; i < ranges_.size(); ++i) {
       if (i + kPrefetchAhead < ranges_.size())
         state_.agreed.prefetch(ranges_[i + kPrefetchAhead].key());

@@ -29,6 +29,7 @@ namespace tunelock::detail {
 struct TreeScratch {
   std::vector<ChoiceHash> fresh;  // this rank's new entries
   std::vector<fb::KeyRange> ranges, merged;
+  std::vector<std::uint32_t> buckets;
   flatbuffers::FlatBufferBuilder builder;
 };
 
