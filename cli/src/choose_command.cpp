@@ -2,6 +2,7 @@
 // the command line only (no environment, no installed tables), so the
 // answer depends on nothing but the arguments.
 #include <filesystem>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -52,13 +53,13 @@ std::string resolve_arch(const ChooseOptions& options) {
 }
 
 std::vector<BlockSize> block_sizes_from(const std::vector<std::string>& flags) {
-  Policy policy;  // validate() checks names, values and duplicates
+  std::vector<BlockSize> block_sizes;
   for (const std::string& flag : flags) {
     auto parsed = parse_block_sizes(flag, "--block");
-    policy.block_sizes.insert(policy.block_sizes.end(), parsed.begin(), parsed.end());
+    block_sizes.insert(block_sizes.end(), parsed.begin(), parsed.end());
   }
-  policy.validate();
-  return policy.block_sizes;
+  validate_block_sizes(block_sizes);
+  return block_sizes;
 }
 
 // The decision in words: every candidate with its cost, what each rule
@@ -91,23 +92,25 @@ int choose(const ChooseOptions& options, Streams& streams) {
   const std::vector<BlockSize> block_sizes = block_sizes_from(options.blocks);
 
   const KernelId kernel = KernelId::parse(qualified);
-  std::vector<std::string> explanation;
-  Choice choice;
+  std::optional<std::uint64_t> chaos_rank;
   if (options.chaos) {
     if (!options.rank_given) throw Error("--chaos needs --rank N (this rank's number, N >= 0)");
     if (options.rank < 0)
       throw Error("--rank " + std::to_string(options.rank) + ": a rank is 0 or more");
-    choice =
-        chaos_choice(kernel, options.key, candidates, static_cast<std::uint64_t>(options.rank));
-  } else {
-    std::unique_ptr<Table> table = load_table_for_arch(arch, options.tables, false);
+    chaos_rank = static_cast<std::uint64_t>(options.rank);
+  }
+  // The chaos control ignores the table, so it needs none.
+  std::unique_ptr<Table> table;
+  if (!chaos_rank) {
+    table = load_table_for_arch(arch, options.tables, false);
     if (!table && !options.tables.empty())
       logger().warn("no table for {} among the --table arguments", arch);
-    SelectionRules rules{arch, table.get(), block_sizes,
-                         options.on_miss == "error" ? OnMiss::error : OnMiss::min_cost};
-    if (options.explain) rules.explanation = &explanation;
-    choice = deterministic_choice(kernel, options.key, candidates, rules);
   }
+  std::vector<std::string> explanation;
+  SelectionRules rules{arch, table.get(), block_sizes,
+                       options.on_miss == "error" ? OnMiss::error : OnMiss::min_cost};
+  if (options.explain) rules.explanation = &explanation;
+  const Choice choice = decide(kernel, options.key, candidates, rules, chaos_rank);
 
   const std::string chosen = signature(candidates[choice.index]);
   if (options.json) {

@@ -45,18 +45,7 @@ bool Policy::is_config_invariant(const KernelId& kernel) const {
                      [&](const std::string& n) { return n == qualified || n == kernel.name; });
 }
 
-void Policy::validate() const {
-  if (effective_mode() == Mode::record && record_path.empty()) {
-    throw Error(
-        "policy: mode 'record' needs a record path (TUNELOCK_RECORD=<file prefix> or "
-        "record_path=<file prefix>)");
-  }
-  if (record_path.ends_with('/')) {
-    // A prefix naming a folder would write hidden files such as `dir/.rank0.json`.
-    throw Error("policy: record path '" + record_path +
-                "' ends in '/'; it is a file prefix, e.g. '" + record_path +
-                "rec' writes rec.rank<N>.json there");
-  }
+void validate_block_sizes(std::span<const BlockSize> block_sizes) {
   std::set<std::string_view> names;
   for (const BlockSize& b : block_sizes) {
     if (!is_block_param(b.name)) {
@@ -71,6 +60,21 @@ void Policy::validate() const {
       throw Error("policy: block size '" + b.name + "' is given twice");
     }
   }
+}
+
+void Policy::validate() const {
+  if (effective_mode() == Mode::record && record_path.empty()) {
+    throw Error(
+        "policy: mode 'record' needs a record path (TUNELOCK_RECORD=<file prefix> or "
+        "record_path=<file prefix>)");
+  }
+  if (record_path.ends_with('/')) {
+    // A prefix naming a folder would write hidden files such as `dir/.rank0.json`.
+    throw Error("policy: record path '" + record_path +
+                "' ends in '/'; it is a file prefix, e.g. '" + record_path +
+                "rec' writes rec.rank<N>.json there");
+  }
+  validate_block_sizes(block_sizes);
   auto no_empty = [](const std::vector<std::string>& list, std::string_view field) {
     for (const std::string& item : list) {
       if (item.empty()) throw Error("policy: " + std::string(field) + " has an empty entry");

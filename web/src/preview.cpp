@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 
 #include "tunelock/choice_log.hpp"
@@ -59,31 +60,26 @@ json decide(const Table* table, const std::vector<Config>& candidates,
   try {
     const KernelId kernel = KernelId::parse(kernel_name);
     json warnings = json::array();
-    Policy rules_policy;  // validate() checks the block sizes as the CLI does
-    rules_policy.block_sizes = parse_block_sizes(policy.value("block_sizes", ""), "block sizes");
-    rules_policy.on_miss =
+    const std::vector<BlockSize> block_sizes =
+        parse_block_sizes(policy.value("block_sizes", ""), "block sizes");
+    validate_block_sizes(block_sizes);  // the same rules as the CLI's --block
+    const OnMiss on_miss =
         policy.value("on_miss", "min_cost") == "error" ? OnMiss::error : OnMiss::min_cost;
-    rules_policy.validate();
     const std::string arch =
         policy.value("arch", table ? std::string(table->arch()) : std::string("unknown"));
-    std::vector<std::string> explanation;
-    Choice choice;
+    std::optional<std::uint64_t> chaos_rank;
     if (policy.value("chaos", false)) {
       const auto rank = policy.value("rank", 0);
       if (rank < 0) throw Error("chaos rank must be 0 or more");
-      choice = chaos_choice(kernel, key, candidates, static_cast<std::uint64_t>(rank));
-      explanation.push_back("chaos: rank " + std::to_string(rank) + " picks candidate " +
-                            std::to_string(choice.index) +
-                            " on purpose (positive control, never for real runs)");
-    } else {
-      Notices notices;  // a preview warns through its result, not a log
-      std::vector<std::string> said;
-      SelectionRules rules{
-          arch,         table, rules_policy.block_sizes, rules_policy.on_miss, &notices,
-          &explanation, &said};
-      choice = deterministic_choice(kernel, key, candidates, rules);
-      warnings = said;
+      chaos_rank = static_cast<std::uint64_t>(rank);
     }
+    std::vector<std::string> explanation;
+    Notices notices;  // a preview warns through its result, not a log
+    std::vector<std::string> said;
+    const SelectionRules rules{arch,     table,        block_sizes, on_miss,
+                               &notices, &explanation, &said};
+    const Choice choice = decide(kernel, key, candidates, rules, chaos_rank);
+    warnings = said;
     std::vector<std::size_t> order(candidates.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {

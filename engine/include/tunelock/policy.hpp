@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -111,5 +112,10 @@ struct Policy {
 
 std::string_view to_string(Mode mode);
 std::string_view to_string(OnMiss on_miss);
+
+// The block-size overrides' own rules (BLOCK* names, positive values, each
+// name once), as Policy::validate applies them: for tools that take block
+// sizes without a whole policy (`tunelock choose --block`, the page).
+void validate_block_sizes(std::span<const BlockSize> block_sizes);
 
 }  // namespace tunelock
