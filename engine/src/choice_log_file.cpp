@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checksum_trailer.hpp"
+#include "sealed_file.hpp"
 #include "json_checks.hpp"
 #include "tunelock/choice_log.hpp"
 #include "tunelock/error.hpp"
@@ -32,19 +33,9 @@ std::string entry_text(const flatbuffers::String* s, const std::string& where) {
 }
 
 ChoiceLogFile from_binary(std::string_view bytes, const std::string& origin) {
-  const std::string_view payload =
-      checksum_trailer::open(bytes, origin, "binary choice log", kReconvert);
-  const auto* data = reinterpret_cast<const std::uint8_t*>(payload.data());
-  flatbuffers::Verifier verifier(data, payload.size(), 64, 1u << 31);
-  if (!fb::VerifyChoiceLogBuffer(verifier))
-    throw Error(origin + ": corrupt binary choice log (the FlatBuffers verifier rejected it)");
-  const fb::ChoiceLog* log = fb::GetChoiceLog(data);
-  if (log->format_version() > kBinaryFormatVersion)
-    throw Error(origin + ": format_version " + std::to_string(log->format_version()) +
-                " is newer than this tunelock supports (2)");
-  if (log->format_version() < kBinaryFormatVersion)
-    throw Error(origin + ": format_version " + std::to_string(log->format_version()) +
-                " is older than this tunelock reads; " + std::string(kReconvert));
+  const fb::ChoiceLog* log = &detail::open_sealed<fb::ChoiceLog>(
+      bytes, origin,
+      {"binary choice log", fb::ChoiceLogIdentifier(), kBinaryFormatVersion, kReconvert});
   if (log->rank() > kMaxRank)
     throw Error(origin + ": rank: " + std::to_string(log->rank()) +
                 " is out of range; allowed 0 to " + std::to_string(kMaxRank));

@@ -9,8 +9,10 @@
 #include <fmt/format.h>
 
 #include "checksum_trailer.hpp"
+#include "sealed_file.hpp"
 #include "json_checks.hpp"
 #include "tunelock/error.hpp"
+#include "tunelock/median.hpp"
 #include "tunelock/fb/record_timings_generated.h"
 #include "tunelock/files.hpp"
 #include "tunelock/json_config.hpp"
@@ -58,9 +60,7 @@ void walk_three_levels(const json& root, const std::string& where, Visit visit) 
 
 double aggregated(const Vote& vote) {
   if (vote.timings_ms.empty()) return kNoTiming;
-  const auto& t = vote.timings_ms;  // sorted: the median is order-free
-  const std::size_t n = t.size();
-  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+  return median_of_sorted(vote.timings_ms);  // kept sorted: the median is order-free
 }
 
 std::string key_text(const RecordKey& key) {
@@ -188,19 +188,9 @@ void add_timings(RecordFile& record, std::string_view bytes, const std::string& 
     add_timings_from_json(record, bytes, origin);
     return;
   }
-  const std::string_view payload =
-      checksum_trailer::open(bytes, origin, "binary timing sidecar", kReconvert);
-  const auto* data = reinterpret_cast<const std::uint8_t*>(payload.data());
-  flatbuffers::Verifier verifier(data, payload.size(), 64, 1u << 31);
-  if (!fb::VerifyRecordTimingsBuffer(verifier))
-    throw Error(origin + ": corrupt binary timings (the FlatBuffers verifier rejected it)");
-  const fb::RecordTimings* timings = fb::GetRecordTimings(data);
-  if (timings->format_version() > kBinaryTimingsVersion)
-    throw Error(origin + ": format_version " + std::to_string(timings->format_version()) +
-                " is newer than this tunelock supports (2)");
-  if (timings->format_version() < kBinaryTimingsVersion)
-    throw Error(origin + ": format_version " + std::to_string(timings->format_version()) +
-                " is older than this tunelock reads; " + std::string(kReconvert));
+  const fb::RecordTimings* timings = &detail::open_sealed<fb::RecordTimings>(
+      bytes, origin,
+      {"binary timing sidecar", fb::RecordTimingsIdentifier(), kBinaryTimingsVersion, kReconvert});
   const std::string where = origin + ": ";
   if (timings->rank() < -1 || timings->rank() > kMaxRank)
     throw Error(where + "rank: " + std::to_string(timings->rank()) +

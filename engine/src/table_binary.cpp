@@ -6,6 +6,7 @@
 #include <map>
 
 #include "checksum_trailer.hpp"
+#include "sealed_file.hpp"
 #include "json_checks.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/fb/table_generated.h"
@@ -71,14 +72,6 @@ flatbuffers::Offset<fb::Provenance> write_provenance(flatbuffers::FlatBufferBuil
 // The checks the FlatBuffers verifier cannot make: what lookups and
 // decisions rely on. O(entries), run on every load.
 void check_semantics(const fb::TunedTable& table, const std::string& origin) {
-  if (table.format_version() > kBinaryFormatVersion) {
-    throw Error(origin + ": format_version " + std::to_string(table.format_version()) +
-                " is newer than this tunelock supports (" + std::to_string(kBinaryFormatVersion) +
-                "); upgrade tunelock");
-  }
-  if (table.format_version() < kBinaryFormatVersion)
-    throw Error(origin + ": format_version " + std::to_string(table.format_version()) +
-                " is older than this tunelock reads; " + std::string(kReconvert));
   check_arch_name(text(table.arch(), origin + ": arch"), origin + ": arch");
   const auto config_count = table.configs()->size();
   for (flatbuffers::uoffset_t c = 0; c < config_count; ++c) {
@@ -208,19 +201,11 @@ std::ptrdiff_t find_sorted(const Vector& items, std::string_view name, Name name
 class BinaryTable final : public Table {
  public:
   BinaryTable(std::string bytes, const std::string& origin) : bytes_(std::move(bytes)) {
-    const auto* data = reinterpret_cast<const std::uint8_t*>(bytes_.data());
     if (!looks_like_binary_table(bytes_))
       throw Error(origin + ": not a binary tunelock table (no TLTB identifier)");
-    const std::string_view payload =
-        checksum_trailer::open(bytes_, origin, "binary table", kReconvert);
-    // A million-entry table holds far more objects than the verifier's
-    // default limit of a million tables.
-    flatbuffers::Verifier verifier(data, payload.size(), 64, 1u << 31);
-    if (!fb::VerifyTunedTableBuffer(verifier))
-      throw Error(
-          origin +
-          ": corrupt binary table (truncated or damaged; the FlatBuffers verifier rejected it)");
-    root_ = fb::GetTunedTable(data);
+    root_ = &detail::open_sealed<fb::TunedTable>(
+        bytes_, origin,
+        {"binary table", fb::TunedTableIdentifier(), kBinaryFormatVersion, kReconvert});
     check_semantics(*root_, origin);
     arch_ = root_->arch()->str();
     provenance_ = read_provenance(root_->provenance(), origin);

@@ -5,15 +5,10 @@
 
 #include "tunelock/error.hpp"
 #include "tunelock/log.hpp"
+#include "tunelock/median.hpp"
 
 namespace tunelock::launcher {
 namespace {
-
-double median(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  const std::size_t n = samples.size();
-  return n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
-}
 
 // Every protected buffer as it was before tuning.
 struct Snapshot {
