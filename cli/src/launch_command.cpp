@@ -59,9 +59,9 @@ std::string random_token() {
   return text;
 }
 
-std::string env_or(const Environment& env, const char* name, const std::string& fallback) {
-  auto it = env.find(name);
-  return it == env.end() || it->second.empty() ? fallback : it->second;
+std::string env_or(const Environment& env, std::string_view name, const std::string& fallback) {
+  const std::string value = env_value(env, name);
+  return value.empty() ? fallback : value;
 }
 
 struct Child {
@@ -103,9 +103,10 @@ int launch(const LaunchOptions& options, Streams& streams) {
   ::signal(SIGTERM, on_stop_signal);
   ::signal(SIGHUP, on_stop_signal);
   if (options.ranks < 1) throw Error("-n: need at least one rank");
-  const std::string host = env_or(streams.env, "TUNELOCK_MASTER_ADDR", "127.0.0.1");
-  const std::string port = env_or(streams.env, "TUNELOCK_MASTER_PORT", std::to_string(free_port()));
-  const std::string token = env_or(streams.env, "TUNELOCK_JOB_TOKEN", random_token());
+  using namespace env_names;
+  const std::string host = env_or(streams.env, kMasterAddr, "127.0.0.1");
+  const std::string port = env_or(streams.env, kMasterPort, std::to_string(free_port()));
+  const std::string token = env_or(streams.env, kJobToken, random_token());
 
   const pid_t launcher = ::getpid();
   std::vector<Child> children;
@@ -136,9 +137,9 @@ int launch(const LaunchOptions& options, Streams& streams) {
       ::setenv("WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
       ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
       ::setenv("LOCAL_WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
-      ::setenv("TUNELOCK_MASTER_ADDR", host.c_str(), 1);
-      ::setenv("TUNELOCK_MASTER_PORT", port.c_str(), 1);
-      ::setenv("TUNELOCK_JOB_TOKEN", token.c_str(), 1);
+      ::setenv(std::string(kMasterAddr).c_str(), host.c_str(), 1);
+      ::setenv(std::string(kMasterPort).c_str(), port.c_str(), 1);
+      ::setenv(std::string(kJobToken).c_str(), token.c_str(), 1);
       std::vector<char*> argv;
       for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
       argv.push_back(nullptr);

@@ -5,14 +5,17 @@
 #include <cstdlib>
 #include <string>
 
+#include "tunelock/policy_sources.hpp"
+
 namespace tunelock {
 namespace {
 
 // TUNELOCK_LOG_LEVEL: trace, debug, info (default), warn, error, critical
 // or off, as spdlog names them. Anything else keeps info and says so.
 void apply_level_from_environment(spdlog::logger& log) {
-  const char* text = std::getenv("TUNELOCK_LOG_LEVEL");
-  if (!text || !*text) return;
+  const std::string value = env_value(process_environment(), env_names::kLogLevel);
+  if (value.empty()) return;
+  const char* text = value.c_str();
   const spdlog::level::level_enum level = spdlog::level::from_str(text);
   // from_str answers off for unknown names; only "off" itself means off.
   if (level == spdlog::level::off && std::string(text) != "off") {

@@ -20,8 +20,6 @@ constexpr std::string_view kTritonBlockPrefix = "TRITON_AUTOTUNE_";
 
 // TUNELOCK_* variables that belong to other parts (rendezvous, logs, the
 // Python package's library), not to the policy, so they are not "unknown".
-constexpr std::array<std::string_view, 6> kNonPolicyVariables{
-    "MASTER_ADDR", "MASTER_PORT", "JOB_TOKEN", "CHOICE_LOG", "LOG_LEVEL", "LIBRARY"};
 
 std::string trim(std::string_view text) {
   auto begin = text.find_first_not_of(" \t\r\n");
@@ -168,9 +166,9 @@ const std::string* lookup(const Environment& env, const std::string& name) {
 
 bool is_known_suffix(std::string_view suffix) {
   if (suffix.starts_with("BLOCK")) return true;
-  if (std::find(kNonPolicyVariables.begin(), kNonPolicyVariables.end(), suffix) !=
-      kNonPolicyVariables.end())
-    return true;
+  if (std::any_of(std::begin(env_names::kAll), std::end(env_names::kAll),
+                  [&](std::string_view name) { return name.substr(9) == suffix; }))
+    return true;  // 9: strlen("TUNELOCK_")
   return std::any_of(kFields.begin(), kFields.end(),
                      [&](const Field& f) { return !f.env.empty() && f.env == suffix; });
 }
@@ -234,6 +232,11 @@ std::vector<BlockSize> parse_block_sizes(std::string_view text, const std::strin
     out.push_back(parse_block_size(trim(item.substr(0, eq)), item.substr(eq + 1), origin));
   }
   return out;
+}
+
+std::string env_value(const Environment& env, std::string_view name) {
+  auto it = env.find(name);
+  return it == env.end() ? std::string() : it->second;
 }
 
 Environment process_environment() {

@@ -238,8 +238,7 @@ void flush_at_exit() {
 }  // namespace
 
 std::filesystem::path choice_log_prefix_from_environment() {
-  const char* prefix = std::getenv("TUNELOCK_CHOICE_LOG");
-  return prefix ? prefix : "";
+  return env_value(process_environment(), env_names::kChoiceLog);
 }
 
 Runtime& process_runtime() {

@@ -388,11 +388,6 @@ int parse_port(const std::string& name, const std::string& text, int offset) {
   return port + offset;
 }
 
-std::string lookup(const Environment& env, const char* name) {
-  auto it = env.find(name);
-  return it == env.end() ? std::string() : it->second;
-}
-
 }  // namespace
 
 Rendezvous rendezvous_from_environment(const Environment& env, const RankInfo& rank,
@@ -401,14 +396,16 @@ Rendezvous rendezvous_from_environment(const Environment& env, const RankInfo& r
   r.rank = rank.rank;
   r.world_size = rank.world_size;
   r.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
-  if (std::string host = lookup(env, "TUNELOCK_MASTER_ADDR"); !host.empty()) {
+  using namespace env_names;
+  if (std::string host = env_value(env, kMasterAddr); !host.empty()) {
     r.host = host;
-    const std::string port = lookup(env, "TUNELOCK_MASTER_PORT");
-    if (port.empty()) throw Error("TUNELOCK_MASTER_ADDR is set but TUNELOCK_MASTER_PORT is not");
-    r.port = parse_port("TUNELOCK_MASTER_PORT", port, 0);
-  } else if (std::string fallback = lookup(env, "MASTER_ADDR"); !fallback.empty()) {
+    const std::string port = env_value(env, kMasterPort);
+    if (port.empty())
+      throw Error(std::string(kMasterAddr) + " is set but " + std::string(kMasterPort) + " is not");
+    r.port = parse_port(std::string(kMasterPort), port, 0);
+  } else if (std::string fallback = env_value(env, "MASTER_ADDR"); !fallback.empty()) {
     r.host = fallback;
-    const std::string port = lookup(env, "MASTER_PORT");
+    const std::string port = env_value(env, "MASTER_PORT");
     if (port.empty()) throw Error("MASTER_ADDR is set but MASTER_PORT is not");
     r.port = parse_port("MASTER_PORT", port, 1);  // the trainer's own rendezvous uses MASTER_PORT
   } else {
@@ -416,8 +413,9 @@ Rendezvous rendezvous_from_environment(const Environment& env, const RankInfo& r
                 " ranks needs a rendezvous: set TUNELOCK_MASTER_ADDR and TUNELOCK_MASTER_PORT "
                 "(or MASTER_ADDR and MASTER_PORT), or start the job with `tunelock launch`");
   }
-  for (const char* name : {"TUNELOCK_JOB_TOKEN", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID"}) {
-    if (std::string token = lookup(env, name); !token.empty()) {
+  for (std::string_view name : {kJobToken, std::string_view("SLURM_JOB_ID"),
+                                std::string_view("TORCHELASTIC_RUN_ID")}) {
+    if (std::string token = env_value(env, name); !token.empty()) {
       r.token = token;
       break;
     }
