@@ -201,7 +201,7 @@ int tunelock_record(const char* arch, const char* qualified, const char* key,
       timing.nondeterministic = item.value("nondeterministic", false);
       timings.push_back(std::move(timing));
     }
-    process_runtime().records().add(text_of(arch, "arch"), text_of(qualified, "qualified"),
+    process_runtime().record(text_of(arch, "arch"), text_of(qualified, "qualified"),
                                     text_of(key, "key"), winner, std::move(timings));
   });
 }

@@ -79,7 +79,13 @@ class Runtime {
   // tables; null when there is none. Loaded once per policy.
   std::shared_ptr<const Table> table_for(std::string_view arch);
 
-  RecordStore& records() { return records_; }
+  // Record mode: keeps a tuned key's winner and every candidate's timings
+  // for the files written at exit.
+  void record(const std::string& arch, const std::string& qualified, const std::string& key,
+              const Config& winner, std::vector<CandidateTiming> timings) {
+    records_.add(arch, qualified, key, winner, std::move(timings));
+  }
+  const RecordStore& records() const { return records_; }
 
   // The running device, as the backend knows it: tables whose provenance
   // differs get a warning naming each difference, and record runs write it
