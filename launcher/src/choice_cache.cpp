@@ -1,4 +1,4 @@
-#include "tunelock/launcher/choice_cache.hpp"
+#include "tunelock/launcher/detail/choice_cache.hpp"
 
 // Inlined: hashing a short key is a few instructions, a library call is more.
 #ifndef XXH_INLINE_ALL

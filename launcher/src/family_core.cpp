@@ -1,4 +1,4 @@
-#include "tunelock/launcher/family_core.hpp"
+#include "tunelock/launcher/detail/family_core.hpp"
 
 #include <set>
 

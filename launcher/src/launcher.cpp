@@ -5,7 +5,7 @@
 
 #include "tunelock/files.hpp"
 #include "tunelock/json_config.hpp"
-#include "tunelock/launcher/family_core.hpp"
+#include "tunelock/launcher/detail/family_core.hpp"
 
 namespace tunelock::launcher {
 

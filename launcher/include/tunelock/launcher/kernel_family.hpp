@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "tunelock/error.hpp"
-#include "tunelock/launcher/family_core.hpp"
+#include "tunelock/launcher/detail/family_core.hpp"
 #include "tunelock/launcher/launcher.hpp"
 
 // cudaStream_t and CUstream are both pointers to this opaque type; naming

@@ -40,11 +40,12 @@ class Launcher {
   // choice log, now. The process runtime also does this at exit.
   void flush() const;
 
-  // Families register themselves for the manifest.
+ private:
+  // Families register themselves for the manifest, and only they.
+  friend class FamilyCore;
   void add(const FamilyCore* family);
   void remove(const FamilyCore* family);
 
- private:
   Backend& backend_;
   Runtime& runtime_;
   const TuningOptions options_;

@@ -3,6 +3,9 @@
 // release stores; growing builds a new table and publishes it, keeping the
 // old one alive (capacities double, so all tables together cost about twice
 // the last). Writers are serialised by the family's decision mutex.
+//
+// Internal (detail/): kernel_family.hpp needs it inline for the hot path,
+// but it is not part of the API and may change between versions.
 #pragma once
 
 #include <atomic>

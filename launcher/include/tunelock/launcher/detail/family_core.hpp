@@ -1,6 +1,9 @@
 // The type-independent half of a kernel family: its identity, candidate
 // configs, and the per-key cache of choices. KernelFamily<Args...> adds the
 // typed launch; everything about *which* variant runs lives here.
+//
+// Internal (detail/): kernel_family.hpp needs it inline for the hot path,
+// but it is not part of the API and may change between versions.
 #pragma once
 
 #include <array>
@@ -14,7 +17,7 @@
 
 #include "tunelock/config.hpp"
 #include "tunelock/kernel_id.hpp"
-#include "tunelock/launcher/choice_cache.hpp"
+#include "tunelock/launcher/detail/choice_cache.hpp"
 #include "tunelock/launcher/tuner.hpp"
 #include "tunelock/tuning_key.hpp"
 
