@@ -58,7 +58,6 @@ std::string signature(const Config& config) {
   return out;
 }
 
-bool is_block_param(std::string_view name) { return name.starts_with("BLOCK"); }
 
 Cost estimate_cost(const Config& config) {
   std::int64_t block = 1;

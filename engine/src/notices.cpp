@@ -4,7 +4,11 @@ namespace tunelock {
 
 bool Notices::first(std::string_view key) {
   std::lock_guard lock(mutex_);
-  return seen_.emplace(key).second;
+  // Looked up before inserting: emplace would build (and free) a string
+  // node on every call, and most calls ask about a key already seen.
+  if (seen_.find(key) != seen_.end()) return false;
+  seen_.emplace(key);
+  return true;
 }
 
 void Notices::reset() {

@@ -134,22 +134,29 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
   qualified += kernel.name;
   if (candidates.empty()) no_candidates(qualified);
 
-  auto note = [&](std::string line) {
-    if (rules.explanation) rules.explanation->push_back(std::move(line));
+  // Explanation lines are built only when asked for: a decision without
+  // one must not pay for formatting strings it throws away.
+  auto note = [&](auto&& line) {
+    if (rules.explanation) rules.explanation->push_back(line());
   };
   if (rules.table) {
     if (auto chosen = choose_from_table(kernel, qualified, key, candidates, rules)) return *chosen;
   } else {
-    note("table: none for " + std::string(rules.arch));
+    note([&] { return "table: none for " + std::string(rules.arch); });
   }
   if (auto index = match_block_sizes(candidates, rules.block_sizes)) {
-    note("block sizes: candidate " + std::to_string(*index) + " matches every override, decides");
+    note([&] {
+      return "block sizes: candidate " + std::to_string(*index) + " matches every override, decides";
+    });
     return Choice{*index, Reason::block_sizes};
   }
-  note(rules.block_sizes.empty() ? "block sizes: none given"
-                                 : "block sizes: no candidate matches every override");
+  note([&] {
+    return std::string(rules.block_sizes.empty()
+                           ? "block sizes: none given"
+                           : "block sizes: no candidate matches every override");
+  });
   if (rules.on_miss == OnMiss::error) {
-    note("on_miss error: no rule decided");
+    note([] { return std::string("on_miss error: no rule decided"); });
     throw TableMissError(
         "no tuned config for kernel '" + qualified + "' key '" + std::string(key) + "' on " +
         std::string(rules.arch) +
@@ -158,12 +165,14 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
         std::string(rules.arch) +
         ".json`) and put its directory on TUNELOCK_TABLE_PATH, or set TUNELOCK_ON_MISS=min_cost");
   }
-  if (notices_of(rules).first("untuned|" + std::string(rules.arch) + "|" + qualified)) {
-    warn(rules, untuned_warning(qualified, rules.arch));
-  }
+  thread_local std::string notice_key;  // reused, as `qualified` is
+  notice_key.assign("untuned|").append(rules.arch).append("|").append(qualified);
+  if (notices_of(rules).first(notice_key)) warn(rules, untuned_warning(qualified, rules.arch));
   const std::size_t index = cheapest(candidates);
-  note("on_miss min_cost: candidate " + std::to_string(index) +
-       " is the cheapest (ties go to the earlier), decides");
+  note([&] {
+    return "on_miss min_cost: candidate " + std::to_string(index) +
+           " is the cheapest (ties go to the earlier), decides";
+  });
   return Choice{index, Reason::min_cost};
 }
 
