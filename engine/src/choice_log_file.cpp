@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "checksum_trailer.hpp"
-#include "sealed_file.hpp"
 #include "json_checks.hpp"
+#include "sealed_file.hpp"
 #include "tunelock/choice_log.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/fb/choice_log_generated.h"

@@ -58,7 +58,6 @@ std::string signature(const Config& config) {
   return out;
 }
 
-
 Cost estimate_cost(const Config& config) {
   std::int64_t block = 1;
   for (const Param& p : config.params) {

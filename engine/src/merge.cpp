@@ -9,13 +9,13 @@
 #include <fmt/format.h>
 
 #include "checksum_trailer.hpp"
-#include "sealed_file.hpp"
 #include "json_checks.hpp"
+#include "sealed_file.hpp"
 #include "tunelock/error.hpp"
-#include "tunelock/median.hpp"
 #include "tunelock/fb/record_timings_generated.h"
 #include "tunelock/files.hpp"
 #include "tunelock/json_config.hpp"
+#include "tunelock/median.hpp"
 #include "tunelock/table_format.hpp"
 #include "tunelock/version.hpp"
 
@@ -473,7 +473,8 @@ void append_decision(std::string& out, const KeyVerdict& v) {
 std::vector<KeyVerdict> reported_verdicts(const std::vector<RecordFile>& records) {
   std::vector<KeyVerdict> out;
   for (KeyVerdict& verdict : tally(records))
-    if (verdict.votes.size() > 1 || !verdict.nondeterministic.empty()) out.push_back(std::move(verdict));
+    if (verdict.votes.size() > 1 || !verdict.nondeterministic.empty())
+      out.push_back(std::move(verdict));
   return out;
 }
 
@@ -488,7 +489,8 @@ nlohmann::json verdict_to_json(const KeyVerdict& verdict) {
           {"key", key},
           {"winners", votes},
           {"nondeterministic", verdict.nondeterministic},
-          {"kept", verdict.votes.empty() ? nlohmann::json() : nlohmann::json(verdict.votes[0].signature)},
+          {"kept",
+           verdict.votes.empty() ? nlohmann::json() : nlohmann::json(verdict.votes[0].signature)},
           {"decided_by", verdict.decided_by}};
 }
 

@@ -146,7 +146,8 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
   }
   if (auto index = match_block_sizes(candidates, rules.block_sizes)) {
     note([&] {
-      return "block sizes: candidate " + std::to_string(*index) + " matches every override, decides";
+      return "block sizes: candidate " + std::to_string(*index) +
+             " matches every override, decides";
     });
     return Choice{*index, Reason::block_sizes};
   }
@@ -197,8 +198,9 @@ Choice decide(const KernelId& kernel, std::string_view key, std::span<const Conf
   if (!chaos_rank) return deterministic_choice(kernel, key, candidates, rules);
   const Choice choice = chaos_choice(kernel, key, candidates, *chaos_rank);
   if (rules.explanation)
-    rules.explanation->push_back("chaos: rank " + std::to_string(*chaos_rank) + " picks candidate " +
-                                 std::to_string(choice.index) + " on purpose (a positive control)");
+    rules.explanation->push_back("chaos: rank " + std::to_string(*chaos_rank) +
+                                 " picks candidate " + std::to_string(choice.index) +
+                                 " on purpose (a positive control)");
   return choice;
 }
 

@@ -6,8 +6,8 @@
 #include <map>
 
 #include "checksum_trailer.hpp"
-#include "sealed_file.hpp"
 #include "json_checks.hpp"
+#include "sealed_file.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/fb/table_generated.h"
 #include "tunelock/table_format.hpp"

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <bit>
 #include <map>
-#include <utility>
 #include <set>
+#include <utility>
 
 #include "tunelock/error.hpp"
 #include "tunelock/fb/verify_tree_generated.h"
@@ -147,8 +147,7 @@ class RangeReduction final : public TreeReduction {
       const fb::KeyRange& r = ranges_[i];
       if (state_.conflicted.count(r.key())) continue;  // reported once; the verdict is sticky
       const auto [agreed, inserted] = state_.agreed.emplace(r.key(), r.low());
-      if (r.low() != r.high() || (!inserted && agreed != r.low()))
-        suspects.push_back(r.key());
+      if (r.low() != r.high() || (!inserted && agreed != r.low())) suspects.push_back(r.key());
     }
     builder_.Clear();
     const auto list = builder_.CreateVector(suspects);

@@ -95,7 +95,8 @@ std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
   if (policy->enumerate)
     enumerate_once(!observed ? "UNPINNED" : mode == Mode::pinned ? "PINNED" : "TIMED");
 
-  if (observed && mode == Mode::pinned) return runtime.pinned_choice(arch, id_, key, configs_).index;
+  if (observed && mode == Mode::pinned)
+    return runtime.pinned_choice(arch, id_, key, configs_).index;
 
   if (site.capturing) {
     throw Error("kernel family '" + qualified_ + "' [" + key + "] on " + arch +

@@ -73,9 +73,10 @@ TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config
   };
   const auto nothing = [] {};
   if (audit && audited_buffers(site).empty() && notices.first("unaudited|" + kernel)) {
-    logger().warn("{} declares no output buffers (reset_to_zero, restore or outputs hooks): the "
-                  "record-mode audit cannot compare its candidates' bits",
-                  kernel);
+    logger().warn(
+        "{} declares no output buffers (reset_to_zero, restore or outputs hooks): the "
+        "record-mode audit cannot compare its candidates' bits",
+        kernel);
   }
 
   TuningResult result;
@@ -91,9 +92,10 @@ TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config
       if (audit && differs_from_itself(backend, site, i, before)) {
         result.nondeterministic[i] = true;
         if (notices.first("nondeterministic|" + kernel + "|" + signature(configs[i]))) {
-          logger().warn("candidate {} ({}) of {} gave different bits in two runs on identical "
-                        "inputs: flagged as nondeterministic, never pinned",
-                        i, signature(configs[i]), what);
+          logger().warn(
+              "candidate {} ({}) of {} gave different bits in two runs on identical "
+              "inputs: flagged as nondeterministic, never pinned",
+              i, signature(configs[i]), what);
         }
       }
     } catch (const std::exception& e) {

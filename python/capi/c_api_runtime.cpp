@@ -94,7 +94,8 @@ const char* tunelock_last_error(void) { return last_error.c_str(); }
 void tunelock_free(char* text) { std::free(text); }
 
 int tunelock_policy_resolve(const char* pairs_json, int over_environment, char** policy_json) {
-  return guarded([&] { put(policy_json, policy_to_json(resolve(pairs_json, over_environment)).dump()); });
+  return guarded(
+      [&] { put(policy_json, policy_to_json(resolve(pairs_json, over_environment)).dump()); });
 }
 
 int tunelock_install(const char* pairs_json, int over_environment, char** policy_json) {
@@ -159,8 +160,8 @@ int tunelock_pinned_choice(const char* arch, const char* module, const char* nam
   return guarded([&] {
     const std::vector<Config> candidates = configs_of(candidates_json);
     const KernelId id{text_of(module, "module"), text_of(name, "name")};
-    const Choice choice = process_runtime().pinned_choice(text_of(arch, "arch"), id,
-                                                          text_of(key, "key"), candidates);
+    const Choice choice =
+        process_runtime().pinned_choice(text_of(arch, "arch"), id, text_of(key, "key"), candidates);
     put(choice_json, json{{"index", choice.index},
                           {"signature", signature(candidates[choice.index])},
                           {"reason", std::string(to_string(choice.reason))}}
@@ -202,7 +203,7 @@ int tunelock_record(const char* arch, const char* qualified, const char* key,
       timings.push_back(std::move(timing));
     }
     process_runtime().record(text_of(arch, "arch"), text_of(qualified, "qualified"),
-                                    text_of(key, "key"), winner, std::move(timings));
+                             text_of(key, "key"), winner, std::move(timings));
   });
 }
 
@@ -221,7 +222,8 @@ int tunelock_set_device(const char* device_json) {
 }
 
 int tunelock_choice_log(char** entries_json) {
-  return guarded([&] { put(entries_json, json(process_runtime().choice_log().snapshot()).dump()); });
+  return guarded(
+      [&] { put(entries_json, json(process_runtime().choice_log().snapshot()).dump()); });
 }
 
 int tunelock_choice_digest(char** digest) {

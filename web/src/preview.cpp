@@ -76,8 +76,7 @@ json decide(const Table* table, const std::vector<Config>& candidates,
     std::vector<std::string> explanation;
     Notices notices;  // a preview warns through its result, not a log
     std::vector<std::string> said;
-    const SelectionRules rules{arch,     table,        block_sizes, on_miss,
-                               &notices, &explanation, &said};
+    const SelectionRules rules{arch, table, block_sizes, on_miss, &notices, &explanation, &said};
     const Choice choice = decide(kernel, key, candidates, rules, chaos_rank);
     warnings = said;
     std::vector<std::size_t> order(candidates.size());

@@ -28,8 +28,9 @@ std::string this_host_identity() {
 
 std::string encode_peer_card(const PeerCard& card) {
   flatbuffers::FlatBufferBuilder b(128 + card.worker_address.size());
-  const auto address = b.CreateVector(
-      reinterpret_cast<const std::uint8_t*>(card.worker_address.data()), card.worker_address.size());
+  const auto address =
+      b.CreateVector(reinterpret_cast<const std::uint8_t*>(card.worker_address.data()),
+                     card.worker_address.size());
   const auto host = card.host.empty() ? 0 : b.CreateString(card.host);
   b.Finish(fb::CreatePeerCard(b, 1, address, host, static_cast<std::uint32_t>(card.pid)));
   return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};

@@ -413,8 +413,8 @@ Rendezvous rendezvous_from_environment(const Environment& env, const RankInfo& r
                 " ranks needs a rendezvous: set TUNELOCK_MASTER_ADDR and TUNELOCK_MASTER_PORT "
                 "(or MASTER_ADDR and MASTER_PORT), or start the job with `tunelock launch`");
   }
-  for (std::string_view name : {kJobToken, std::string_view("SLURM_JOB_ID"),
-                                std::string_view("TORCHELASTIC_RUN_ID")}) {
+  for (std::string_view name :
+       {kJobToken, std::string_view("SLURM_JOB_ID"), std::string_view("TORCHELASTIC_RUN_ID")}) {
     if (std::string token = env_value(env, name); !token.empty()) {
       r.token = token;
       break;

@@ -3,8 +3,8 @@
 #include "tunelock/launcher/ucx_collective.hpp"
 
 #include <poll.h>
-#include <unistd.h>
 #include <ucp/api/ucp.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -66,7 +66,7 @@ class UcxWorld {
   ucp_ep_h endpoint(int peer);
   void notice_exits(const std::vector<pollfd>& polled, const std::vector<int>& watched);
   PeerCard me_;
-  std::vector<PeerCard> cards_;      // every rank's, by world rank
+  std::vector<PeerCard> cards_;  // every rank's, by world rank
   std::chrono::microseconds poll_first_{0};
   std::vector<ucp_ep_h> endpoints_;  // by world rank; null until first used
   // Peers on this host reached over shared memory, which has no peer error
