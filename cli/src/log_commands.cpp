@@ -23,27 +23,26 @@ struct LogOptions {
 // Same semantics and report as the run-time check: one round in which every
 // rank sends its whole log.
 int verify_logs(const LogOptions& options, Streams& streams) {
-  std::vector<RankBatch> batches;
-  std::set<int> ranks;
-  nlohmann::json ranks_json = nlohmann::json::array();
+  std::vector<ChoiceLogFile> logs;
+  std::vector<NamedLog> named;
+  logs.reserve(options.logs.size());
   for (const std::string& path : options.logs) {
-    const ChoiceLogFile log = choice_log_from_bytes(read_file(path), path);
-    if (!ranks.insert(log.rank).second)
-      throw Error(path + ": rank " + std::to_string(log.rank) + " appears in two logs");
-    RankBatch batch{log.rank, {}};
-    for (const auto& [key, value] : log.entries) batch.entries.push_back({key, value});
-    batches.push_back(std::move(batch));
-    ranks_json.push_back({{"rank", log.rank},
+    logs.push_back(choice_log_from_bytes(read_file(path), path));
+    named.emplace_back(path, &logs.back());
+  }
+  const ChoiceLogCheck check = check_choice_logs(named);
+  const VerifyResult& result = check.result;
+  nlohmann::json ranks_json = nlohmann::json::array();
+  for (const auto& [path, log] : named) {
+    ranks_json.push_back({{"rank", log->rank},
                           {"log", path},
-                          {"choices", log.entries.size()},
-                          {"digest", choice_digest(log.entries)}});
+                          {"choices", log->entries.size()},
+                          {"digest", choice_digest(log->entries)}});
     if (!options.json) {
-      streams.out << "rank " << log.rank << ": " << log.entries.size() << " choices, digest "
-                  << choice_digest(log.entries) << "\n";
+      streams.out << "rank " << log->rank << ": " << log->entries.size() << " choices, digest "
+                  << choice_digest(log->entries) << "\n";
     }
   }
-  GroupAgreement agreement;
-  const VerifyResult result = agreement.fold(batches);
   if (options.json) {
     nlohmann::json conflicts = nlohmann::json::array();
     for (const Conflict& c : result.conflicts)
@@ -56,8 +55,8 @@ int verify_logs(const LogOptions& options, Streams& streams) {
     return result.agreed ? kExitOk : kExitDifferent;
   }
   if (result.agreed) {
-    streams.out << "agreed: " << agreement.agreed_count() << " kernel/shape keys across "
-                << batches.size() << " rank(s)\n";
+    streams.out << "agreed: " << check.agreed_keys << " kernel/shape keys across " << named.size()
+                << " rank(s)\n";
     return kExitOk;
   }
   streams.out << conflict_report(result.conflicts) << "\n";

@@ -1,5 +1,7 @@
 #include "tunelock/verify.hpp"
 
+#include "tunelock/choice_log_file.hpp"
+
 #include <flatbuffers/flatbuffers.h>
 
 #include <algorithm>
@@ -8,6 +10,23 @@
 #include "tunelock/fb/verify_batch_generated.h"
 
 namespace tunelock {
+
+ChoiceLogCheck check_choice_logs(std::span<const NamedLog> logs) {
+  std::vector<RankBatch> batches;
+  std::set<int> ranks;
+  for (const auto& [name, log] : logs) {
+    if (!ranks.insert(log->rank).second)
+      throw Error(name + ": rank " + std::to_string(log->rank) + " appears in two logs of one run");
+    RankBatch batch{log->rank, {}};
+    for (const auto& [key, value] : log->entries) batch.entries.push_back({key, value});
+    batches.push_back(std::move(batch));
+  }
+  GroupAgreement agreement;
+  ChoiceLogCheck out;
+  out.result = agreement.fold(batches);
+  out.agreed_keys = agreement.agreed_count();
+  return out;
+}
 
 VerifyResult GroupAgreement::fold(std::span<const RankBatch> batches) {
   // key -> value -> ranks, for every entry sent this round.

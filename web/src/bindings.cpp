@@ -166,7 +166,7 @@ std::vector<ChoiceLogFile> logs_of(const json& ids) {
 
 std::string verify_logs(const std::string& ids) {
   return guarded([&] {
-    std::vector<preview::NamedLog> named;
+    std::vector<tunelock::NamedLog> named;
     for (const json& id : json::parse(ids)) {
       const auto& [name, log] = logs.at(id.get<int>());
       named.emplace_back(name, &log);

@@ -136,22 +136,14 @@ json report(const std::vector<RecordFile>& records) {
 }
 
 json verify_logs(const std::vector<NamedLog>& logs) {
-  std::vector<RankBatch> batches;
-  std::set<int> seen;
+  const VerifyResult result = check_choice_logs(logs).result;
   json ranks = json::array();
   for (const auto& [name, log] : logs) {
-    if (!seen.insert(log->rank).second)
-      throw Error(name + ": rank " + std::to_string(log->rank) + " appears in two logs of one run");
-    RankBatch batch{log->rank, {}};
-    for (const auto& [k, v] : log->entries) batch.entries.push_back({k, v});
-    batches.push_back(std::move(batch));
     ranks.push_back({{"name", name},
                      {"rank", log->rank},
                      {"entries", log->entries.size()},
                      {"digest", choice_digest(log->entries)}});
   }
-  GroupAgreement agreement;
-  const VerifyResult result = agreement.fold(batches);
   return {
       {"ranks", ranks}, {"agreed", result.agreed}, {"report", conflict_report(result.conflicts)}};
 }

@@ -12,6 +12,7 @@
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/merge.hpp"
 #include "tunelock/table.hpp"
+#include "tunelock/verify.hpp"
 
 namespace tunelock::preview {
 
@@ -42,7 +43,6 @@ nlohmann::json report(const std::vector<RecordFile>& records);
 
 // One run's ranks: (file name, log) -> {"ranks": [{"name", "rank", "entries", "digest"}],
 // "agreed", "report"}
-using NamedLog = std::pair<std::string, const ChoiceLogFile*>;
 nlohmann::json verify_logs(const std::vector<NamedLog>& logs);
 
 // The digest of {entry: value} (as the run computes it).

@@ -61,6 +61,21 @@ class GroupAgreement {
   bool failed_ = false;
 };
 
+struct ChoiceLogFile;
+
+// A saved choice log with the name it was read from (a path, a file name).
+using NamedLog = std::pair<std::string, const ChoiceLogFile*>;
+
+// The run-time check over saved choice logs, offline: one round in which
+// every rank sends its whole log. `tunelock verify` and the page's Run
+// preview both call it. Throws Error naming the log when two logs claim
+// one rank.
+struct ChoiceLogCheck {
+  VerifyResult result;
+  std::size_t agreed_keys = 0;
+};
+ChoiceLogCheck check_choice_logs(std::span<const NamedLog> logs);
+
 // "autotune choices differ across ranks for N key(s) ..." with each key, its
 // values and the ranks that chose each. Empty when there is no conflict.
 std::string conflict_report(std::span<const Conflict> conflicts);
