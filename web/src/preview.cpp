@@ -107,20 +107,10 @@ json decide(const Table* table, const std::vector<Config>& candidates,
 json diff(const Table& a, const Table& b) { return table_diff_to_json(diff_tables(a, b)); }
 
 json report(const std::vector<RecordFile>& records) {
+  // The same keys, in the same JSON, as `tunelock report --json`.
+  const std::vector<KeyVerdict> disagreeing = reported_verdicts(records);
   json disagreements = json::array();
-  std::vector<KeyVerdict> disagreeing;
-  for (KeyVerdict& v : tally(records)) {
-    if (v.votes.size() < 2) continue;
-    json votes = json::array();
-    for (const Vote& vote : v.votes)
-      votes.push_back({{"signature", vote.signature}, {"votes", vote.count}});
-    const auto& [arch, kernel, key] = v.key;
-    disagreements.push_back({{"key", arch + "|" + kernel + "|" + key},
-                             {"winners", votes},
-                             {"kept", v.votes[0].signature},
-                             {"decided_by", v.decided_by}});
-    disagreeing.push_back(std::move(v));
-  }
+  for (const KeyVerdict& v : disagreeing) disagreements.push_back(verdict_to_json(v));
   json timings = json::object();
   for (std::size_t i = 0; i < records.size(); ++i) {
     const int rank = records[i].rank >= 0 ? records[i].rank : static_cast<int>(i);

@@ -37,7 +37,8 @@ nlohmann::json decide(const Table* table, const std::vector<Config>& candidates,
 nlohmann::json diff(const Table& a, const Table& b);
 
 // Record files with their timing sidecars, already read (bytes never pass
-// through JSON text) -> {"disagreements": [...verdicts...],
+// through JSON text) -> {"disagreements": [verdict_to_json of each of
+// reported_verdicts, as `tunelock report --json` prints them],
 // "timings": {"arch|kernel|key": {signature: [[rank, ms], ...]}}, "text"}
 nlohmann::json report(const std::vector<RecordFile>& records);
 
