@@ -59,8 +59,7 @@ int validate(const Paths& paths, Streams& streams) {
     std::vector<const KernelCandidates*>
         lists;  // the qualified name, or every kernel of that bare name
     for (const auto& [qualified, list] : manifest.kernels) {
-      if (manifest.single_kernel || qualified == kernel ||
-          KernelId::parse(qualified).name == kernel)
+      if (manifest.single_kernel || table_name_applies(kernel, KernelId::parse(qualified)))
         lists.push_back(&list);
     }
     if (lists.empty()) {

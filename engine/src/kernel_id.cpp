@@ -25,4 +25,15 @@ bool any_module_covers(std::span<const std::string> scopes, std::string_view mod
                      [&](const std::string& scope) { return module_covers(scope, module); });
 }
 
+TableNames table_names(const KernelId& kernel, std::string_view qualified) {
+  if (kernel.module.empty()) return {{qualified, {}}, 1};
+  return {{qualified, kernel.name}, 2};
+}
+
+bool table_name_applies(std::string_view table_name, const KernelId& kernel) {
+  const std::string qualified = kernel.qualified();
+  const TableNames names = table_names(kernel, qualified);
+  return std::find(names.begin(), names.end(), table_name) != names.end();
+}
+
 }  // namespace tunelock

@@ -54,24 +54,22 @@ void explain_table_step(const SelectionRules& rules, std::string_view name, std:
 std::optional<Choice> choose_from_table(const KernelId& kernel, const std::string& qualified,
                                         std::string_view key, std::span<const Config> candidates,
                                         const SelectionRules& rules) {
-  const std::array<std::string_view, 2> names{qualified, kernel.name};
-  const std::size_t name_count = kernel.module.empty() ? 1 : 2;
   const std::array<std::string_view, 2> keys{key, kWildcardKey};
   const std::size_t key_count = key == kWildcardKey ? 1 : 2;
-  for (std::size_t n = 0; n < name_count; ++n) {
-    if (!rules.table->has_kernel(names[n])) {
+  for (std::string_view name : table_names(kernel, qualified)) {
+    if (!rules.table->has_kernel(name)) {
       if (rules.explanation)
         rules.explanation->push_back("table " + std::string(rules.table->arch()) + " " +
-                                     std::string(names[n]) + ": no entries for this name");
+                                     std::string(name) + ": no entries for this name");
       continue;
     }
     for (std::size_t k = 0; k < key_count; ++k) {
-      const EntryMatch found = rules.table->match(names[n], keys[k], candidates);
-      if (rules.explanation) explain_table_step(rules, names[n], keys[k], found);
+      const EntryMatch found = rules.table->match(name, keys[k], candidates);
+      if (rules.explanation) explain_table_step(rules, name, keys[k], found);
       if (found.index) return Choice{*found.index, k == 0 ? Reason::table : Reason::table_wildcard};
       if (found.stale() &&
-          notices_of(rules).first("stale|" + std::string(names[n]) + "|" + std::string(keys[k]))) {
-        warn(rules, "table entry for kernel '" + std::string(names[n]) + "' key '" +
+          notices_of(rules).first("stale|" + std::string(name) + "|" + std::string(keys[k]))) {
+        warn(rules, "table entry for kernel '" + std::string(name) + "' key '" +
                         std::string(keys[k]) + "' on " + std::string(rules.arch) +
                         " matches none of the " + std::to_string(candidates.size()) +
                         " live candidates; skipped (re-record the table for the current kernels)");

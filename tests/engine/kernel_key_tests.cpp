@@ -8,6 +8,23 @@ using namespace tunelock;
 
 BOOST_AUTO_TEST_SUITE(kernel_id)
 
+BOOST_AUTO_TEST_CASE(a_table_files_a_kernel_under_its_qualified_then_its_bare_name) {
+  const KernelId kernel = KernelId::parse("pkg.ops.mm");
+  const std::string qualified = kernel.qualified();
+  const TableNames names = table_names(kernel, qualified);
+  BOOST_TEST_REQUIRE(names.count == 2u);
+  BOOST_TEST(names.names[0] == "pkg.ops.mm");
+  BOOST_TEST(names.names[1] == "mm");
+  BOOST_TEST(table_name_applies("pkg.ops.mm", kernel));
+  BOOST_TEST(table_name_applies("mm", kernel));
+  BOOST_TEST(!table_name_applies("ops.mm", kernel));
+  BOOST_TEST(!table_name_applies("mmx", kernel));
+  // Without a module the two names are one.
+  const KernelId bare = KernelId::parse("mm");
+  BOOST_TEST(table_names(bare, bare.qualified()).count == 1u);
+  BOOST_TEST(table_name_applies("mm", bare));
+}
+
 BOOST_AUTO_TEST_CASE(qualified_name_joins_module_and_name) {
   BOOST_TEST((KernelId{"mamba_ssm.ops", "_fwd"}.qualified()) == "mamba_ssm.ops._fwd");
   BOOST_TEST((KernelId{"", "_fwd"}.qualified()) == "_fwd");

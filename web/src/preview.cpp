@@ -42,12 +42,13 @@ namespace {
 json stale_entries(const Table& table, const KernelId& kernel, const std::string& key,
                    const std::vector<Config>& candidates) {
   json out = json::array();
-  std::set<std::string> names{kernel.qualified(), kernel.name};
-  for (const std::string& name : names) {
+  const std::string qualified = kernel.qualified();
+  for (std::string_view name : table_names(kernel, qualified)) {
     for (const std::string& k : {key, std::string(kWildcardKey)}) {
       if (table.match(name, k, candidates).stale())
-        out.push_back(
-            {{"kernel", name}, {"key", k}, {"signature", signature(table.entry(name, k)->config)}});
+        out.push_back({{"kernel", name},
+                       {"key", k},
+                       {"signature", signature(table.entry(name, k)->config)}});
     }
   }
   return out;

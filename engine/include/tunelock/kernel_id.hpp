@@ -2,6 +2,7 @@
 // acts on; the qualified name is what logs, records and manifests use.
 #pragma once
 
+#include <array>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,23 @@ struct KernelId {
 
   friend bool operator==(const KernelId&, const KernelId&) = default;
 };
+
+// The names a table may file a kernel's entries under, in the order a
+// lookup tries them: the qualified name, then the bare name (Megatron's
+// tables use bare names). The one statement of that rule for selection, the
+// page and the table tools. `qualified` is kernel.qualified(), passed in so
+// the hot path can keep it in a reused buffer.
+struct TableNames {
+  std::array<std::string_view, 2> names;
+  std::size_t count = 0;
+  const std::string_view* begin() const { return names.data(); }
+  const std::string_view* end() const { return names.data() + count; }
+};
+TableNames table_names(const KernelId& kernel, std::string_view qualified);
+
+// The same rule read the other way: whether a table's entries filed under
+// `table_name` apply to `kernel`.
+bool table_name_applies(std::string_view table_name, const KernelId& kernel);
 
 // Prefix match on package boundaries: `a.b` covers `a.b` and `a.b.c`, not `a.bc`.
 bool module_covers(std::string_view scope, std::string_view module);
