@@ -97,62 +97,100 @@ void close_pipe(int& fd) {
   fd = -1;
 }
 
-int launch(const LaunchOptions& options, Streams& streams) {
-  stop_signal = 0;
-  ::signal(SIGINT, on_stop_signal);
-  ::signal(SIGTERM, on_stop_signal);
-  ::signal(SIGHUP, on_stop_signal);
-  if (options.ranks < 1) throw Error("-n: need at least one rank");
-  using namespace env_names;
-  const std::string host = env_or(streams.env, kMasterAddr, "127.0.0.1");
-  const std::string port = env_or(streams.env, kMasterPort, std::to_string(free_port()));
-  const std::string token = env_or(streams.env, kJobToken, random_token());
+// Where every rank meets: the caller's rendezvous and job token when it
+// set them, else a free local port and a fresh token.
+struct Meeting {
+  std::string host, port, token;
+};
 
+// Rank `rank` of `options.ranks`: a child in its own process group with its
+// output on pipes, killed if the launcher dies. Throws Error (after
+// stopping `started`) when it cannot be forked.
+Child spawn_rank(int rank, const LaunchOptions& options, const Meeting& meeting,
+                 const std::vector<Child>& started) {
+  using namespace env_names;
   const pid_t launcher = ::getpid();
-  std::vector<Child> children;
-  for (int rank = 0; rank < options.ranks; ++rank) {
-    int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
-      throw Error(std::string("launch: pipe: ") + std::strerror(errno));
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      const std::string why = std::strerror(errno);
-      for (const Child& started : children) ::kill(-started.pid, SIGKILL);
-      for (const Child& started : children) ::waitpid(started.pid, nullptr, 0);
-      throw Error("launch: cannot start rank " + std::to_string(rank) + ": " + why);
-    }
-    if (pid == 0) {
-      // SIGKILL when the launcher dies, however it dies; then the check
-      // closes the window where it died before the request was made.
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != launcher) ::_exit(128 + SIGKILL);
-      ::setpgid(0, 0);  // its own group: stopping a rank stops what it started too
-      ::dup2(out[1], STDOUT_FILENO);
-      ::dup2(err[1], STDERR_FILENO);
-      ::close(out[0]);
-      ::close(err[0]);
-      ::close(out[1]);
-      ::close(err[1]);
-      ::setenv("RANK", std::to_string(rank).c_str(), 1);
-      ::setenv("WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
-      ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
-      ::setenv("LOCAL_WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
-      ::setenv(std::string(kMasterAddr).c_str(), host.c_str(), 1);
-      ::setenv(std::string(kMasterPort).c_str(), port.c_str(), 1);
-      ::setenv(std::string(kJobToken).c_str(), token.c_str(), 1);
-      std::vector<char*> argv;
-      for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
-      argv.push_back(nullptr);
-      ::execvp(argv[0], argv.data());
-      std::fprintf(stderr, "tunelock launch: cannot run %s: %s\n", argv[0], std::strerror(errno));
-      ::_exit(127);
-    }
-    ::setpgid(pid, pid);  // also here: the child may not have run yet when we signal it
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
+    throw Error(std::string("launch: pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const std::string why = std::strerror(errno);
+    for (const Child& child : started) ::kill(-child.pid, SIGKILL);
+    for (const Child& child : started) ::waitpid(child.pid, nullptr, 0);
+    throw Error("launch: cannot start rank " + std::to_string(rank) + ": " + why);
+  }
+  if (pid == 0) {
+    // SIGKILL when the launcher dies, however it dies; then the check
+    // closes the window where it died before the request was made.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != launcher) ::_exit(128 + SIGKILL);
+    ::setpgid(0, 0);  // its own group: stopping a rank stops what it started too
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(err[1], STDERR_FILENO);
+    ::close(out[0]);
+    ::close(err[0]);
     ::close(out[1]);
     ::close(err[1]);
-    children.push_back(Child{rank, pid, out[0], err[0], {}, {}, true});
+    ::setenv("RANK", std::to_string(rank).c_str(), 1);
+    ::setenv("WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
+    ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+    ::setenv("LOCAL_WORLD_SIZE", std::to_string(options.ranks).c_str(), 1);
+    ::setenv(std::string(kMasterAddr).c_str(), meeting.host.c_str(), 1);
+    ::setenv(std::string(kMasterPort).c_str(), meeting.port.c_str(), 1);
+    ::setenv(std::string(kJobToken).c_str(), meeting.token.c_str(), 1);
+    std::vector<char*> argv;
+    for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "tunelock launch: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
   }
+  ::setpgid(pid, pid);  // also here: the child may not have run yet when we signal it
+  ::close(out[1]);
+  ::close(err[1]);
+  return Child{rank, pid, out[0], err[0], {}, {}, true};
+}
 
+// Forwards what the ranks wrote, waiting up to 100 ms for something.
+void pump_output(std::vector<Child>& children, Streams& streams) {
+  std::vector<pollfd> fds;
+  for (const Child& c : children) {
+    if (c.out >= 0) fds.push_back({c.out, POLLIN, 0});
+    if (c.err >= 0) fds.push_back({c.err, POLLIN, 0});
+  }
+  ::poll(fds.data(), fds.size(), 100);
+  for (Child& c : children) {
+    for (const pollfd& p : fds) {
+      if (!(p.revents & (POLLIN | POLLHUP))) continue;
+      // At end of file close the pipe: a hung-up fd would make poll spin.
+      if (p.fd == c.out && !forward(c.out, c.out_line, c.rank, streams.out)) close_pipe(c.out);
+      if (p.fd == c.err && !forward(c.err, c.err_line, c.rank, std::cerr)) close_pipe(c.err);
+    }
+  }
+}
+
+// What is left in the pipes once every rank has exited, without waiting
+// on stray writers (a rank's own children may hold a pipe open).
+void drain_output(std::vector<Child>& children, Streams& streams) {
+  for (Child& c : children) {
+    for (auto [fd, line, to] : {std::tuple{c.out, &c.out_line, &streams.out},
+                                std::tuple{c.err, &c.err_line, &std::cerr}}) {
+      pollfd p{fd, POLLIN, 0};
+      while (::poll(&p, 1, 100) > 0 && forward(fd, *line, c.rank, *to)) {
+      }
+    }
+    if (!c.out_line.empty()) streams.out << "[rank " << c.rank << "] " << c.out_line << "\n";
+    if (!c.err_line.empty()) std::cerr << "[rank " << c.rank << "] " << c.err_line << "\n";
+    close_pipe(c.out);
+    close_pipe(c.err);
+  }
+}
+
+// Runs until every rank has exited. The first rank to fail sets the exit
+// code and, after the grace period, the others are sent SIGTERM, then
+// SIGKILL; a signal to the launcher is passed on to every rank.
+int reap(std::vector<Child>& children, const LaunchOptions& options, Streams& streams) {
   int exit_code = 0;
   std::optional<Clock::time_point> stop_at;  // set when a rank failed
   bool terminated = false;
@@ -161,19 +199,8 @@ int launch(const LaunchOptions& options, Streams& streams) {
     return std::any_of(children.begin(), children.end(), [](const Child& c) { return c.running; });
   };
   while (running()) {
-    std::vector<pollfd> fds;
-    for (const Child& c : children) {
-      if (c.out >= 0) fds.push_back({c.out, POLLIN, 0});
-      if (c.err >= 0) fds.push_back({c.err, POLLIN, 0});
-    }
-    ::poll(fds.data(), fds.size(), 100);
+    pump_output(children, streams);
     for (Child& c : children) {
-      for (const pollfd& p : fds) {
-        if (!(p.revents & (POLLIN | POLLHUP))) continue;
-        // At end of file close the pipe: a hung-up fd would make poll spin.
-        if (p.fd == c.out && !forward(c.out, c.out_line, c.rank, streams.out)) close_pipe(c.out);
-        if (p.fd == c.err && !forward(c.err, c.err_line, c.rank, std::cerr)) close_pipe(c.err);
-      }
       int status = 0;
       if (c.running && ::waitpid(c.pid, &status, WNOHANG) == c.pid) {
         c.running = false;
@@ -198,18 +225,24 @@ int launch(const LaunchOptions& options, Streams& streams) {
       terminated = true;
     }
   }
-  for (Child& c : children) {  // what is left in the pipes, without waiting on stray writers
-    for (auto [fd, line, to] : {std::tuple{c.out, &c.out_line, &streams.out},
-                                std::tuple{c.err, &c.err_line, &std::cerr}}) {
-      pollfd p{fd, POLLIN, 0};
-      while (::poll(&p, 1, 100) > 0 && forward(fd, *line, c.rank, *to)) {
-      }
-    }
-    if (!c.out_line.empty()) streams.out << "[rank " << c.rank << "] " << c.out_line << "\n";
-    if (!c.err_line.empty()) std::cerr << "[rank " << c.rank << "] " << c.err_line << "\n";
-    close_pipe(c.out);
-    close_pipe(c.err);
-  }
+  return exit_code;
+}
+
+int launch(const LaunchOptions& options, Streams& streams) {
+  stop_signal = 0;
+  ::signal(SIGINT, on_stop_signal);
+  ::signal(SIGTERM, on_stop_signal);
+  ::signal(SIGHUP, on_stop_signal);
+  if (options.ranks < 1) throw Error("-n: need at least one rank");
+  using namespace env_names;
+  const Meeting meeting{env_or(streams.env, kMasterAddr, "127.0.0.1"),
+                        env_or(streams.env, kMasterPort, std::to_string(free_port())),
+                        env_or(streams.env, kJobToken, random_token())};
+  std::vector<Child> children;
+  for (int rank = 0; rank < options.ranks; ++rank)
+    children.push_back(spawn_rank(rank, options, meeting, children));
+  const int exit_code = reap(children, options, streams);
+  drain_output(children, streams);
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
   ::signal(SIGHUP, SIG_DFL);

@@ -2,7 +2,6 @@
 // reducing a list at registration.
 #include <boost/test/unit_test.hpp>
 
-
 #include "captured_log.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/json_config.hpp"

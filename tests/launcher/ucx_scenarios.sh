@@ -82,7 +82,8 @@ rm -f mismatch.0 mismatch.1 mismatch.2
 # A second job on the same port: its rank 0 cannot listen, and says why.
 TUNELOCK_JOB_TOKEN=first RANK=0 WORLD_SIZE=2 "$rank_program" agree >first.out 2>&1 &
 first=$!
-sleep 0.5
+# Until the first job's rank 0 listens (it drops this empty connection).
+for _ in $(seq 600); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
 TUNELOCK_JOB_TOKEN=second RANK=0 WORLD_SIZE=2 "$rank_program" agree >second.out 2>&1
 grep -q "another job holds this port" second.out || fail "second job on the port: $(cat second.out)"
 kill $first 2>/dev/null; wait $first 2>/dev/null

@@ -46,9 +46,8 @@ json stale_entries(const Table& table, const KernelId& kernel, const std::string
   for (std::string_view name : table_names(kernel, qualified)) {
     for (const std::string& k : {key, std::string(kWildcardKey)}) {
       if (table.match(name, k, candidates).stale())
-        out.push_back({{"kernel", name},
-                       {"key", k},
-                       {"signature", signature(table.entry(name, k)->config)}});
+        out.push_back(
+            {{"kernel", name}, {"key", k}, {"signature", signature(table.entry(name, k)->config)}});
     }
   }
   return out;
