@@ -210,6 +210,10 @@ int reap(std::vector<Child>& children, const LaunchOptions& options, Streams& st
           std::cerr << "tunelock launch: rank " << c.rank << " exited with " << code
                     << "; stopping the others in " << options.grace_s << " s\n";
           stop_at = Clock::now() + grace;
+        } else if (code != 0) {
+          // Every failure is named, not only the first one reaped: which
+          // rank the scan reaches first says nothing about which failed first.
+          std::cerr << "tunelock launch: rank " << c.rank << " exited with " << code << "\n";
         }
       }
     }

@@ -13,6 +13,45 @@
 #include "tunelock/fb/verify_tree_generated.h"
 
 namespace tunelock::detail {
+
+static bool key_less(const fb::KeyRange& a, const fb::KeyRange& b) { return a.key() < b.key(); }
+
+// Sorts by key hash. The leaves' sort is on every check's critical path, and
+// hashes are uniform: one pass spreads the entries over about as many
+// buckets by their top bits, and each bucket (one or two entries) is then
+// sorted in place; about three passes over the data, against 40 us for a
+// comparison sort of 1,000 entries. Keys crafted to crowd one bucket only
+// make that bucket a std::sort. `spare` and `starts` are working space.
+void sort_by_key(std::vector<fb::KeyRange>& ranges, std::vector<fb::KeyRange>& spare,
+                 std::vector<std::uint32_t>& starts) {
+  const std::size_t n = ranges.size();
+  if (n < 2) return;
+  const int bits = static_cast<int>(std::min<std::size_t>(std::bit_width(n), 16));
+  const auto bucket = [&](const fb::KeyRange& r) {
+    return static_cast<std::size_t>(r.key() >> (64 - bits));
+  };
+  starts.assign((std::size_t{1} << bits) + 1, 0);
+  for (const fb::KeyRange& r : ranges) ++starts[bucket(r) + 1];
+  for (std::size_t b = 1; b < starts.size(); ++b) starts[b] += starts[b - 1];
+  spare.resize(n);
+  for (const fb::KeyRange& r : ranges) spare[starts[bucket(r)]++] = r;  // starts[b]: end of b
+  ranges.swap(spare);
+  constexpr std::size_t kInsertionSortUpTo = 16;
+  std::size_t begin = 0;
+  for (std::size_t b = 0; b + 1 < starts.size(); ++b) {
+    const std::size_t end = starts[b];
+    if (end - begin > kInsertionSortUpTo) {
+      std::sort(ranges.begin() + static_cast<std::ptrdiff_t>(begin),
+                ranges.begin() + static_cast<std::ptrdiff_t>(end), key_less);
+    } else {
+      for (std::size_t i = begin + 1; i < end; ++i)
+        for (std::size_t j = i; j > begin && key_less(ranges[j], ranges[j - 1]); --j)
+          std::swap(ranges[j], ranges[j - 1]);
+    }
+    begin = end;
+  }
+}
+
 namespace {
 
 std::uint64_t hash_of(std::string_view text) { return XXH3_64bits(text.data(), text.size()); }
@@ -50,44 +89,6 @@ const Vector* aligned(const Vector* vector, const std::string& origin, const cha
 std::string origin_of(const Collective& group, int group_rank) {
   return "verify: rank " + std::to_string(group.world_rank(group_rank)) + " of group '" +
          group.group_id() + "'";
-}
-
-bool key_less(const fb::KeyRange& a, const fb::KeyRange& b) { return a.key() < b.key(); }
-
-// Sorts by key hash. The leaves' sort is on every check's critical path, and
-// hashes are uniform: one pass spreads the entries over about as many
-// buckets by their top bits, and each bucket (one or two entries) is then
-// sorted in place; about three passes over the data, against 40 us for a
-// comparison sort of 1,000 entries. Keys crafted to crowd one bucket only
-// make that bucket a std::sort. `spare` and `starts` are working space.
-void sort_by_key(std::vector<fb::KeyRange>& ranges, std::vector<fb::KeyRange>& spare,
-                 std::vector<std::uint32_t>& starts) {
-  const std::size_t n = ranges.size();
-  if (n < 2) return;
-  const int bits = static_cast<int>(std::min<std::size_t>(std::bit_width(n), 16));
-  const auto bucket = [&](const fb::KeyRange& r) {
-    return static_cast<std::size_t>(r.key() >> (64 - bits));
-  };
-  starts.assign((std::size_t{1} << bits) + 1, 0);
-  for (const fb::KeyRange& r : ranges) ++starts[bucket(r) + 1];
-  for (std::size_t b = 1; b < starts.size(); ++b) starts[b] += starts[b - 1];
-  spare.resize(n);
-  for (const fb::KeyRange& r : ranges) spare[starts[bucket(r)]++] = r;  // starts[b]: end of b
-  ranges.swap(spare);
-  constexpr std::size_t kInsertionSortUpTo = 16;
-  std::size_t begin = 0;
-  for (std::size_t b = 0; b + 1 < starts.size(); ++b) {
-    const std::size_t end = starts[b];
-    if (end - begin > kInsertionSortUpTo) {
-      std::sort(ranges.begin() + static_cast<std::ptrdiff_t>(begin),
-                ranges.begin() + static_cast<std::ptrdiff_t>(end), key_less);
-    } else {
-      for (std::size_t i = begin + 1; i < end; ++i)
-        for (std::size_t j = i; j > begin && key_less(ranges[j], ranges[j - 1]); --j)
-          std::swap(ranges[j], ranges[j - 1]);
-    }
-    begin = end;
-  }
 }
 
 // Step one: per key hash, the range of value hashes below this rank.

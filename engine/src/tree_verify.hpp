@@ -42,6 +42,11 @@ struct TreeAgreement {
   TreeScratch scratch;
 };
 
+// Sorts by key hash (one bucket pass on the top bits, then each bucket);
+// `spare` and `starts` are working space kept between checks.
+void sort_by_key(std::vector<fb::KeyRange>& ranges, std::vector<fb::KeyRange>& spare,
+                 std::vector<std::uint32_t>& starts);
+
 // One check. `fresh`: the hashes of this rank's entries since its last check
 // in the group; `everything_sent`: every entry it has sent the group, this
 // check's included (read only when a suspect needs its text).

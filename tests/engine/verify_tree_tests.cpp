@@ -9,6 +9,7 @@
 
 #include "hash_to_hash_map.hpp"
 #include "ranks.hpp"
+#include "tree_verify.hpp"
 #include "tunelock/binomial_tree.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/log.hpp"
@@ -245,6 +246,30 @@ BOOST_AUTO_TEST_CASE(the_agreed_set_behaves_as_a_map_under_inserts_and_erases) {
     BOOST_REQUIRE_EQUAL(map.size(), expected.size());
   }
   for (const auto& [key, value] : expected) BOOST_REQUIRE_EQUAL(map.find(key).value(), value);
+}
+
+// The leaves' sort against a comparison sort, for small and large batches,
+// with uniform keys and with keys that all share their top bits (one bucket:
+// the std::sort fallback), duplicates included.
+BOOST_AUTO_TEST_CASE(the_leaves_sort_orders_keys_as_a_comparison_sort_does) {
+  std::mt19937_64 random(11);
+  for (std::size_t n : {0, 1, 2, 3, 17, 1000, 5000}) {
+    for (bool crowded : {false, true}) {
+      std::vector<fb::KeyRange> ranges, spare;
+      std::vector<std::uint32_t> starts;
+      std::vector<std::uint64_t> expected;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t key = crowded ? random() >> 52 : random();
+        ranges.emplace_back(key, i, i);
+        expected.push_back(key);
+      }
+      std::sort(expected.begin(), expected.end());
+      detail::sort_by_key(ranges, spare, starts);
+      std::vector<std::uint64_t> got;
+      for (const fb::KeyRange& r : ranges) got.push_back(r.key());
+      BOOST_TEST(got == expected, "n=" << n << (crowded ? " crowded" : ""));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -108,6 +108,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: ucx_rank agree|conflict|strict|disjoint|die|killed|subgroups\n");
     return 2;
   }
+  // Line-buffered: a rank stopped by the launcher after printing its
+  // result must not lose it in the stdio buffer.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   try {
     return run(argv[1]);
   } catch (const std::exception& e) {

@@ -80,7 +80,8 @@ grep -q "never arrived within 3 s; refused meanwhile: " mismatch.0 &&
 rm -f mismatch.0 mismatch.1 mismatch.2
 
 # A second job on the same port: its rank 0 cannot listen, and says why.
-TUNELOCK_JOB_TOKEN=first RANK=0 WORLD_SIZE=2 "$rank_program" agree >first.out 2>&1 &
+TUNELOCK_JOB_TOKEN=first TUNELOCK_VERIFY_TIMEOUT=60 RANK=0 WORLD_SIZE=2 "$rank_program" agree \
+  >first.out 2>&1 &
 first=$!
 # Until the first job's rank 0 listens (it drops this empty connection).
 for _ in $(seq 600); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done

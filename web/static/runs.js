@@ -29,7 +29,7 @@ function refreshReport() {
   const verdict = result.text || `all ranks chose alike for every key (${records.length} record file(s))`;
   setPanel('report-out', verdict + note);
   state.plot = result.timings;
-  fillPlotKeys(result.timings, result.disagreements.map((d) => `${d.arch}|${d.kernel}|${d.key}`));
+  fillPlotKeys(result.timings, result.disagreements.filter((d) => d.winners.length > 1).map((d) => `${d.arch}|${d.kernel}|${d.key}`));
 }
 
 function fillPlotKeys(timings, disagreeing = []) {

@@ -98,7 +98,9 @@ class Runtime {
   // check, compare, fold into the group's agreement. In a round that finds
   // new conflicts the group's lowest rank logs the full report and the others
   // one line naming the count and that rank; with verify_strict, Error is
-  // thrown on every rank. All ranks of the group must call it.
+  // thrown on every rank. All ranks of the group must call it, each from
+  // one thread at a time (a collective's rounds are sequential; the group's
+  // buffers are kept from one check to the next).
   VerifyResult verify(Collective& group);
 
   // verify() when the policy's verify_every divides `iteration`; nullopt

@@ -305,7 +305,9 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
       const pollfd& p = fds[1 + polled_pending + j];
       if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char chunk[256];
-      if (::recv(p.fd, chunk, sizeof chunk, MSG_DONTWAIT) <= 0) lost.push_back(joined[j]);
+      const ssize_t n = ::recv(p.fd, chunk, sizeof chunk, MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+        lost.push_back(joined[j]);
     }
     if (!lost.empty()) {
       for (int rank : lost) ranks.erase(rank);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <set>
@@ -71,6 +72,7 @@ class UcxWorld {
   std::vector<ucp_ep_h> endpoints_;  // by world rank; null until first used
   // Peers on this host reached over shared memory, which has no peer error
   // handling: their processes are watched instead; a watch ends with its exit.
+  std::vector<bool> shared_memory_;  // by world rank
   std::map<int, ProcessWatch> watches_;
   struct ErrorArg {
     UcxWorld* world;
@@ -137,6 +139,11 @@ UcxWorld::UcxWorld(Rendezvous rendezvous) : rendezvous_(std::move(rendezvous)) {
 void UcxWorld::connect() {
   ucp_config_t* config = nullptr;
   check(ucp_config_read(nullptr, nullptr, &config), "reading configuration");
+  // Eager messages only, unless the user says otherwise: a rendezvous
+  // transfer makes the receiver read the sender's memory, and on shared
+  // memory (no peer error handling) a sender that dies meanwhile would make
+  // that read fail fatally instead of being reported as a lost rank.
+  if (!std::getenv("UCX_RNDV_THRESH")) ucp_config_modify(config, "RNDV_THRESH", "inf");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
@@ -160,6 +167,18 @@ void UcxWorld::connect() {
   const std::vector<std::string> cards = exchange_addresses(rendezvous_, encode_peer_card(me_));
   for (std::size_t r = 0; r < cards.size(); ++r)
     cards_.push_back(decode_peer_card(cards[r], "verify: rank " + std::to_string(r)));
+  // Peers on this host are watched from now on, while their pids surely
+  // name them (opened later, a pid could belong to another process).
+  shared_memory_.assign(cards_.size(), false);
+  for (std::size_t r = 0; r < cards_.size(); ++r) {
+    const int peer = static_cast<int>(r);
+    if (peer == rank() || !same_host(me_, cards_[r])) continue;
+    ProcessWatch watch(cards_[r].pid);
+    if (watch.gone()) failed_.emplace(peer, "its process has exited");
+    if (watch.fd() < 0) continue;  // no pidfd here: TCP with peer error handling
+    shared_memory_[r] = true;
+    watches_.emplace(peer, std::move(watch));
+  }
   const auto ranks_here = std::count_if(cards_.begin(), cards_.end(),
                                         [&](const PeerCard& card) { return same_host(me_, card); });
   if (ranks_here <= static_cast<long>(std::max(1u, std::thread::hardware_concurrency())))
@@ -176,21 +195,14 @@ ucp_ep_h UcxWorld::endpoint(int peer) {
   const auto r = static_cast<std::size_t>(peer);
   if (endpoints_[r]) return endpoints_[r];
   error_args_[r] = {this, peer};
-  // A peer on this host whose process we can watch: shared memory, and
-  // its exit noticed through the watch. Any other: TCP, where UCX's peer
-  // error handling turns a dead peer into an error, not a hang.
-  bool watched = false;
-  if (same_host(me_, cards_[r])) {
-    ProcessWatch watch(cards_[r].pid);
-    if (watch.gone()) failed_.emplace(peer, "its process has exited");
-    watched = watch.fd() >= 0;
-    if (watched) watches_.emplace(peer, std::move(watch));
-  }
+  // A peer on this host whose process we watch: shared memory, and its exit
+  // noticed through the watch. Any other: TCP, where UCX's peer error
+  // handling turns a dead peer into an error, not a hang.
   ucp_ep_params_t ep{};
   ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                   UCP_EP_PARAM_FIELD_ERR_HANDLER;
   ep.address = reinterpret_cast<const ucp_address_t*>(cards_[r].worker_address.data());
-  ep.err_mode = watched ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
+  ep.err_mode = shared_memory_[r] ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
   ep.err_handler.cb = &UcxWorld::on_peer_error;
   ep.err_handler.arg = &error_args_[r];
   check(ucp_ep_create(worker_, &ep, &endpoints_[r]), "connecting to a peer");
@@ -208,7 +220,10 @@ void UcxWorld::release() {
     if (!ep) continue;
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags = failed_.count(static_cast<int>(r)) ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    // A forced close is only defined with peer error handling; a watched
+    // peer's close needs nothing from the peer and ends by the deadline.
+    param.flags =
+        failed_.count(static_cast<int>(r)) && !shared_memory_[r] ? UCP_EP_CLOSE_FLAG_FORCE : 0;
     void* request = ucp_ep_close_nbx(ep, &param);
     if (UCS_PTR_IS_PTR(request)) closing.push_back(request);
   }
@@ -283,7 +298,8 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& send_to,
   const std::uint64_t self_tag = tag_base | static_cast<std::uint64_t>(rank());
   // Owned by every send request of this round, and by in_flight_ after it.
   const std::shared_ptr<std::string> payload = send_buffer(bytes);
-  for (int peer : peers) endpoint(peer);  // so a dead sender is noticed
+  for (int peer : peers) endpoint(peer);    // so a dead sender is noticed
+  for (int peer : send_to) endpoint(peer);  // before any send is posted: it may throw
   std::vector<std::pair<int, void*>> sends;
   for (int peer : send_to) {
     ucp_request_param_t param{};
@@ -341,45 +357,58 @@ std::map<int, std::string> UcxWorld::exchange(const std::vector<int>& send_to,
     return std::any_of(peers.begin(), peers.end(),
                        [&](int p) { return failed_.count(p) > 0 && !received.count(p); });
   };
-  const bool complete = wait(
-      [&] {
-        poll_messages();
-        return received.size() == peers.size() || peer_failed();
-      },
-      deadline);
-  // Our sends must reach live peers before this rank may move on or exit:
-  // wait for them up to the same deadline. Or, when the caller has more to
-  // wait for anyway (the tree: up, then the verdict down), leave them to
-  // complete meanwhile; release() flushes what is left before exit.
-  if (sends_may_linger) {
+  // Requests still open when this round ends, or when a wait throws, go to
+  // in_flight_ with their buffers: UCX may still touch them.
+  auto park_outstanding = [&] {
     for (auto& [peer, request] : sends) {
-      if (ucp_request_check_status(request) == UCS_INPROGRESS)
+      if (ucp_request_check_status(request) == UCS_INPROGRESS) {
+        ucp_request_cancel(worker_, request);
         in_flight_.push_back({request, payload});
-      else
+      } else {
         ucp_request_free(request);
+      }
     }
     sends.clear();
-  }
-  wait(
-      [&] {
-        return std::all_of(sends.begin(), sends.end(), [&](const auto& send) {
-          return failed_.count(send.first) ||
-                 ucp_request_check_status(send.second) != UCS_INPROGRESS;
-        });
-      },
-      deadline);
-  for (auto& [peer, request] : sends) {
-    if (ucp_request_check_status(request) == UCS_INPROGRESS) {
-      ucp_request_cancel(worker_, request);
-      in_flight_.push_back({request, payload});
-    } else {
-      ucp_request_free(request);
+    for (Receiving& r : receiving) {
+      ucp_request_cancel(worker_, r.request);
+      in_flight_.push_back({r.request, r.buffer});
     }
+    receiving.clear();
+  };
+  bool complete = false;
+  try {
+    complete = wait(
+        [&] {
+          poll_messages();
+          return received.size() == peers.size() || peer_failed();
+        },
+        deadline);
+    // Our sends must reach live peers before this rank may move on or exit:
+    // wait for them up to the same deadline. Or, when the caller has more to
+    // wait for anyway (the tree: up, then the verdict down), leave them to
+    // complete meanwhile; release() flushes what is left before exit.
+    if (sends_may_linger) {
+      for (auto& [peer, request] : sends) {
+        if (ucp_request_check_status(request) == UCS_INPROGRESS)
+          in_flight_.push_back({request, payload});
+        else
+          ucp_request_free(request);
+      }
+      sends.clear();
+    }
+    wait(
+        [&] {
+          return std::all_of(sends.begin(), sends.end(), [&](const auto& send) {
+            return failed_.count(send.first) ||
+                   ucp_request_check_status(send.second) != UCS_INPROGRESS;
+          });
+        },
+        deadline);
+  } catch (...) {
+    park_outstanding();
+    throw;
   }
-  for (Receiving& r : receiving) {
-    ucp_request_cancel(worker_, r.request);
-    in_flight_.push_back({r.request, r.buffer});
-  }
+  park_outstanding();
 
   if (received.size() < peers.size() && peer_failed()) {
     std::string names;
