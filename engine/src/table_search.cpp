@@ -1,6 +1,7 @@
 #include "tunelock/table_search.hpp"
 
 #include "tunelock/error.hpp"
+#include "tunelock/file_kind.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/log.hpp"
 #include "tunelock/table_binary.hpp"
@@ -27,10 +28,20 @@ std::optional<fs::path> table_file_in(const fs::path& dir, std::string_view arch
   return std::nullopt;
 }
 
+std::unique_ptr<Table> table_from_bytes(std::string bytes, const std::string& origin) {
+  const DetectedFile file = detect_file_kind(origin, bytes);
+  if (file.kind == FileKind::table && file.encoding == FileEncoding::binary)
+    return table_from_binary(std::move(bytes), origin);
+  if (file.kind != FileKind::table && file.kind != FileKind::unknown) {
+    throw Error(origin + ": a " + describe(file) +
+                ", not a table; name a table file (.tlb, or JSON with \"arch\" and \"kernels\")");
+  }
+  // Unknown bytes are read as JSON: the reader names the problem and where.
+  return table_from_json(bytes, origin);
+}
+
 std::unique_ptr<Table> load_table_file(const fs::path& path) {
-  std::string bytes = read_file(path);
-  if (path.extension() == ".tlb") return table_from_binary(std::move(bytes), path.string());
-  return table_from_json(bytes, path.string());
+  return table_from_bytes(read_file(path), path.string());
 }
 
 std::unique_ptr<Table> load_table_for_arch(std::string_view arch,

@@ -21,7 +21,13 @@ std::filesystem::path installed_tables_dir();
 std::optional<std::filesystem::path> table_file_in(const std::filesystem::path& dir,
                                                    std::string_view arch);
 
-// Loads a table file by extension: .tlb is the binary form, anything else JSON.
+// A table from a file's bytes, binary or JSON as detect_file_kind tells them
+// apart (by the bytes; by the name only where they cannot tell). Another
+// kind of file (a manifest, a record, a log) is an Error naming `origin`
+// and what it holds; a damaged table, the reader's Error.
+std::unique_ptr<Table> table_from_bytes(std::string bytes, const std::string& origin);
+
+// table_from_bytes of the file at `path`.
 std::unique_ptr<Table> load_table_file(const std::filesystem::path& path);
 
 // The arch's table along `search_path`, or null when there is none. Each
