@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "table_files.hpp"
 #include "tunelock/error.hpp"
+#include "tunelock/file_kind.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/merge.hpp"
 
@@ -17,12 +18,12 @@ struct RecordOptions {
   bool json = false;
 };
 
-// Timing sidecars are read beside their record file, so a glob such as
-// `rec.rank*.json` that also matches them does what the user meant.
+// Timing sidecars (JSON or binary) are read beside their record file, so a
+// glob such as `rec.rank*` that also matches them does what the user meant.
 std::vector<RecordFile> load_all(const std::vector<std::string>& paths) {
   std::vector<std::filesystem::path> records;
   for (const std::string& path : paths) {
-    if (!path.ends_with(".timings.json")) records.emplace_back(path);
+    if (!is_timings_sidecar_name(path)) records.emplace_back(path);
   }
   if (records.empty()) throw Error("no record files given (only timing sidecars)");
   return load_record_files(records);

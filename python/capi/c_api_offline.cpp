@@ -1,11 +1,12 @@
 // Offline tools through the C ABI: one decision with its explanation,
-// merge and report of record files, and table files. The answers depend on
-// the request alone, as `tunelock choose/merge/report/table` do.
+// merge and report of record files, what a file is, and table files. The
+// answers depend on the request alone, as `tunelock choose/merge/report/table` do.
 #include <filesystem>
 
 #include "c_api_support.hpp"
 #include "tunelock/c_api.h"
 #include "tunelock/candidates.hpp"
+#include "tunelock/file_kind.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/merge.hpp"
 #include "tunelock/policy_sources.hpp"
@@ -57,7 +58,7 @@ std::vector<Config> candidates_of(const json& request, const std::string& kernel
 std::vector<RecordFile> records_of(const json& request) {
   std::vector<std::filesystem::path> paths;
   for (const std::string& path : paths_field(request, "records"))
-    if (!path.ends_with(".timings.json")) paths.push_back(path);  // read beside their records
+    if (!is_timings_sidecar_name(path)) paths.push_back(path);  // read beside their records
   if (paths.empty()) throw Error("records: no record files given");
   return load_record_files(paths);
 }
@@ -132,6 +133,13 @@ int tunelock_report(const char* request_json, char** result_json) {
     json list = json::array();
     for (const KeyVerdict& v : flagged) list.push_back(verdict_to_json(v));
     put(result_json, json{{"report", disagreement_report(flagged)}, {"disagreements", list}}.dump());
+  });
+}
+
+int tunelock_file_kind(const char* path, char** kind_json) {
+  return guarded([&] {
+    const std::string name = text_of(path, "path");
+    put(kind_json, detected_file_to_json(detect_file_kind(name, read_file(name))).dump());
   });
 }
 

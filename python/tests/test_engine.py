@@ -92,6 +92,33 @@ def test_tables_load_and_convert_both_ways(tmp_path):
         tunelock.table(str(tmp_path / "nope.json"))
 
 
+def test_file_kind_tells_each_file_as_the_engine_does(tmp_path):
+    source = tmp_path / "sm90.json"
+    source.write_text(json.dumps({"arch": "sm90", "kernels": {"k": {"*": CANDIDATES[1]}}}))
+    tunelock.convert_table(str(source), str(tmp_path / "sm90.tlb"))
+    assert tunelock.file_kind(source) == ("table", "json", None)
+    assert tunelock.file_kind(tmp_path / "sm90.tlb") == tunelock.FileKind("table", "binary")
+    manifest = tmp_path / "candidates.json"
+    manifest.write_text(json.dumps({"kernels": {"pkg.mm": {"key": ["M"], "configs": CANDIDATES}}}))
+    assert tunelock.file_kind(manifest).kind == "manifest"
+    tunelock.install(mode="pinned")
+    tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", CANDIDATES)
+    tunelock.flush(str(tmp_path / "log"))
+    tunelock.install(mode="record", record_path=str(tmp_path / "rec"))
+    tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0], [{"config": CANDIDATES[0], "median_ms": 0.5}])
+    tunelock.flush()
+    assert tunelock.file_kind(tmp_path / "rec.rank0.json").kind == "record"
+    assert tunelock.file_kind(tmp_path / "rec.rank0.timings.json").kind == "timings"
+    assert tunelock.file_kind(tmp_path / "log.rank0.json") == ("choice_log", "json", None)
+    garbage = tmp_path / "notes.txt"
+    garbage.write_text("not a tunelock file")
+    unknown = tunelock.file_kind(garbage)
+    assert (unknown.kind, unknown.encoding) == ("unknown", None)
+    assert unknown.problem.startswith(f"{garbage}: not a tunelock file")
+    with pytest.raises(tunelock.TunelockError, match="nope.json"):
+        tunelock.file_kind(tmp_path / "nope.json")
+
+
 def test_pinned_choices_are_logged_once_and_digested(tmp_path):
     tunelock.install(mode="pinned")
     first = tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", CANDIDATES)

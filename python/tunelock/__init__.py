@@ -17,10 +17,12 @@ from ._native import TunelockError, call_json, call_text, check, encode, lib
 __all__ = [
     "TunelockError", "Policy", "Choice", "install", "installed_policy", "observes", "tuning_key",
     "pinned_choice", "log_choice", "record", "set_device", "choice_log", "choice_digest", "flush",
-    "verify", "maybe_verify", "choose", "merge", "report", "table", "convert_table", "version",
+    "verify", "maybe_verify", "choose", "merge", "report", "FileKind", "file_kind", "table",
+    "convert_table", "version",
 ]
 
 Choice = namedtuple("Choice", ["index", "signature", "reason", "explanation"], defaults=[None])
+FileKind = namedtuple("FileKind", ["kind", "encoding", "problem"], defaults=[None])
 
 
 def version():
@@ -205,6 +207,15 @@ def merge(records, output, arch=None, source=None):
 def report(records):
     """Where ranks' record files disagree, and nondeterministic candidates."""
     return call_json("tunelock_report", encode(json.dumps({"records": [str(r) for r in records]})))
+
+
+def file_kind(path):
+    """What a tunelock file is, told from its name and bytes as the CLI and the page tell it:
+    FileKind(kind, encoding, problem). kind is "table", "manifest", "record", "timings",
+    "choice_log", or "unknown" (problem then says why); encoding is "json" or "binary"
+    (None when unknown). Raises TunelockError when the file cannot be read."""
+    result = call_json("tunelock_file_kind", encode(path))
+    return FileKind(result["kind"], result["encoding"], result.get("problem"))
 
 
 def table(path):

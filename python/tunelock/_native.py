@@ -46,6 +46,7 @@ _SIGNATURES = {
     "tunelock_choose": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
     "tunelock_merge": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
     "tunelock_report": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
+    "tunelock_file_kind": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
     "tunelock_table_json": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
     "tunelock_table_convert": ([ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int),
 }

@@ -255,6 +255,13 @@ BOOST_AUTO_TEST_CASE(timings_convert_round_trips_and_merge_reads_binary_sidecars
   run_cli({"merge", path(dir, "rec.rank0.json"), path(dir, "rec.rank1.json"), "-o",
            path(dir, "bin.json")});
   BOOST_TEST(read_file(path(dir, "json.json")) == read_file(path(dir, "bin.json")));
+  // A glob `rec.rank*` names the binary sidecar too: it is read beside its record only.
+  const auto glob =
+      run_cli({"merge", path(dir, "rec.rank0.json"), path(dir, "rec.rank0.timings.tlrt"),
+               path(dir, "rec.rank1.json"), "-o", path(dir, "glob.json")});
+  BOOST_TEST_INFO(glob.err);
+  BOOST_TEST(glob.code == 0);
+  BOOST_TEST(read_file(path(dir, "glob.json")) == read_file(path(dir, "bin.json")));
   dir.write("bad.tlrt", std::string("\x10\x00\x00\x00TLRT", 8) + "garbage");
   const auto bad = run_cli({"timings", "convert", path(dir, "bad.tlrt"), path(dir, "c.json")});
   BOOST_TEST(bad.code == 2);

@@ -118,6 +118,12 @@ int tunelock_merge(const char* request_json, char** result_json);
 /* {"records": [paths]} -> {"report": text, "disagreements": [...]}. */
 int tunelock_report(const char* request_json, char** result_json);
 
+/* What the file at `path` is, from its name and bytes as every face tells:
+ * {"kind": "table"|"manifest"|"record"|"timings"|"choice_log", "encoding":
+ * "json"|"binary"}, or {"kind": "unknown", "encoding": null, "problem"}.
+ * Fails only when the file cannot be read. */
+int tunelock_file_kind(const char* path, char** kind_json);
+
 /* A table file (JSON or binary) as canonical JSON; and conversion by the
  * output's extension (.tlb binary, else JSON). */
 int tunelock_table_json(const char* path, char** table_json);
