@@ -15,12 +15,12 @@
 #include "tunelock/choice_log.hpp"
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/error.hpp"
+#include "tunelock/file_kind.hpp"
 #include "tunelock/merge.hpp"
 #include "tunelock/policy_sources.hpp"
 #include "tunelock/run_compare.hpp"
 #include "tunelock/run_preview.hpp"
-#include "tunelock/table_binary.hpp"
-#include "tunelock/table_json.hpp"
+#include "tunelock/table_search.hpp"
 
 namespace {
 
@@ -60,12 +60,19 @@ void check_size(const std::string& name, const std::string& bytes) {
                 " MB is more than this page previews (256 MB)");
 }
 
+// What a dropped file is, so the page hands it to the right loader:
+// {"kind", "encoding"}, or {"kind": "unknown", "problem"} (detected_file_to_json).
+std::string file_kind(const std::string& name, const std::string& bytes) {
+  return guarded([&] {
+    check_size(name, bytes);
+    return detected_file_to_json(detect_file_kind(name, bytes));
+  });
+}
+
 std::string load_table(const std::string& name, const std::string& bytes) {
   return guarded([&] {
     check_size(name, bytes);
-    const bool binary = name.ends_with(".tlb") || looks_like_binary_table(bytes);
-    std::unique_ptr<Table> table = binary ? table_from_binary(bytes, name)
-                                          : std::unique_ptr<Table>(table_from_json(bytes, name));
+    std::unique_ptr<Table> table = table_from_bytes(bytes, name);
     json summary = preview::table_summary(*table);
     summary["id"] = next_id;
     tables[next_id++] = std::move(table);
@@ -216,6 +223,7 @@ void unload(int id) {
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(tunelock) {
+  emscripten::function("fileKind", &file_kind);
   emscripten::function("loadTable", &load_table);
   emscripten::function("loadCandidates", &load_candidates);
   emscripten::function("decide", &decide);

@@ -6,7 +6,8 @@
 'use strict';
 
 const MAX_BYTES = 256 * 1024 * 1024;
-// files: {id, kind, name, detail, summary?}; kinds: table, manifest, record, timings, log.
+// files: {id, kind, name, detail, summary?}; kinds (the engine's fileKind):
+// table, manifest, record, timings, choice_log.
 const state = { engine: null, files: [] };
 const $ = (id) => document.getElementById(id);
 const el = (tag, props = {}, ...children) => {
@@ -34,17 +35,6 @@ function showDismissAll() {
 
 const filesOf = (kind) => state.files.filter((f) => f.kind === kind);
 
-// What a file is, from its name and first bytes (the engine parses it).
-function classify(name, head) {
-  if (/\.tlb$/.test(name)) return 'table';
-  if (/\.timings\.(json|tlrt)$/.test(name)) return 'timings';
-  if (/\.tlcl$/.test(name)) return 'log';
-  if (/"entries"/.test(head) && /"rank"/.test(head)) return 'log';
-  if (/"configs"/.test(head)) return 'manifest';
-  if (/"kernels"/.test(head) || !/\.json$/.test(name)) return 'table';
-  return 'record';
-}
-
 // `<prefix>.rank<N>.json` of a record file or choice log, `<prefix>.rank<N>` of a sidecar.
 const recordPrefix = (name) => name.replace(/\.timings\.(json|tlrt)$/, '').replace(/\.json$/, '');
 const runOf = (name) => (/\.rank\d+\.(json|tlcl)$/.test(name) ? name.replace(/\.rank\d+\.(json|tlcl)$/, '') : '(logs not named <run>.rank<N>)');
@@ -66,7 +56,7 @@ const loaders = {
     const t = call('loadTimings', name, bytes);
     return t.error ? t : { ...t, detail: `timing sidecar, rank ${t.rank}` };
   },
-  log: (name, bytes) => {
+  choice_log: (name, bytes) => {
     const l = call('loadLog', name, bytes);
     return l.error ? l : { ...l, detail: `rank ${l.rank}, ${l.entries} choices, run ${runOf(name)}` };
   },
@@ -76,8 +66,10 @@ async function loadFile(file) {
   if (file.size > MAX_BYTES)
     return message(`${file.name}: ${(file.size / 1048576).toFixed(0)} MB is more than this page previews (256 MB)`);
   const bytes = new Uint8Array(await file.arrayBuffer());
-  if (bytes.length === 0) return message(`${file.name}: empty file`);
-  const kind = classify(file.name, new TextDecoder().decode(bytes.subarray(0, 65536)));
+  // What the file is, as every face tells it (an empty or foreign file: why not).
+  const detected = call('fileKind', file.name, bytes);
+  if (detected.error || detected.problem) return message(detected.error || detected.problem);
+  const kind = detected.kind;
   const loaded = loaders[kind](file.name, bytes);
   if (loaded.error) return message(loaded.error);
   // A file loaded again replaces its earlier copy; one manifest at a time.
@@ -105,7 +97,7 @@ function listLoaded() {
   $('loaded').replaceChildren(...state.files.map((file) => {
     const button = el('button', { className: 'remove', textContent: 'remove', title: `Remove ${file.name}` });
     button.addEventListener('click', () => remove(file));
-    return el('li', {}, `${file.kind}: ${file.name} — ${file.detail} `, button);
+    return el('li', {}, `${file.kind.replace('_', ' ')}: ${file.name} — ${file.detail} `, button);
   }));
   $('clear').disabled = state.files.length === 0;
 }

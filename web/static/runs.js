@@ -44,7 +44,7 @@ function fillPlotKeys(timings, disagreeing = []) {
 // Choice logs grouped by run (`<run>.rank<N>.json|.tlcl`), in load order.
 function runs() {
   const groups = new Map();
-  for (const log of filesOf('log')) {
+  for (const log of filesOf('choice_log')) {
     const run = runOf(log.name);
     if (!groups.has(run)) groups.set(run, []);
     groups.get(run).push(log);

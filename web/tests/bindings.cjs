@@ -1,0 +1,65 @@
+// The bindings the page asks for rules it must not spell itself, under Node:
+// fileKind (what a dropped file is: the kind every file the page's tests
+// load was given before). Usage:
+//   node bindings.cjs TUNELOCK_JS SOURCE_DIR [SHARED_FIXTURES_DIR]
+const fs = require('fs');
+const path = require('path');
+const [modulePath, source, shared] = process.argv.slice(2);
+const createTunelock = require(path.resolve(modulePath));
+
+let failures = 0;
+function check(condition, what) {
+  if (!condition) failures++;
+  console.log(`${condition ? 'ok' : 'FAIL'}: ${what}`);
+}
+
+const bytes = (text) => (typeof text === 'string' ? new TextEncoder().encode(text) : new Uint8Array(text));
+const example = (name) => new Uint8Array(fs.readFileSync(path.join(source, 'examples', name)));
+
+createTunelock({ printErr: () => {} }).then((engine) => {
+  const call = (fn, ...args) => JSON.parse(engine[fn](...args));
+  const kindOf = (name, data) => call('fileKind', name, data);
+
+  // The example the page embeds, and the files its browser test drops.
+  const expected = {
+    'candidates.json': 'manifest', 'tables/sm90.json': 'table', 'run/tables/host.json': 'table',
+    'run/record.rank0.json': 'record', 'run/record.rank0.timings.json': 'timings',
+    'run/record-log.rank0.json': 'choice_log', 'run/pinned-log.rank1.json': 'choice_log',
+  };
+  for (const [name, kind] of Object.entries(expected)) {
+    const got = kindOf(name, example(name));
+    check(got.kind === kind && got.encoding === 'json', `${name} is a JSON ${kind} (${JSON.stringify(got)})`);
+  }
+  const manifest = fs.readFileSync(path.join(source, 'tests/web/fixtures/megatron-candidates.json'));
+  check(kindOf('megatron-candidates.json', bytes(manifest)).kind === 'manifest', "Megatron's candidates are a manifest");
+  if (shared && fs.existsSync(path.join(shared, 'megatron-tables'))) {
+    for (const arch of ['sm100', 'sm103']) {
+      const got = kindOf(`${arch}.json`, bytes(fs.readFileSync(path.join(shared, 'megatron-tables', `${arch}.json`))));
+      check(got.kind === 'table', `Megatron's ${arch}.json is a table`);
+    }
+  } else {
+    console.log('note: ../shared/fixtures is absent; Megatron\'s tables are not checked');
+  }
+  const identified = (id) => bytes(Buffer.concat([Buffer.from([12, 0, 0, 0]), Buffer.from(`${id}garbage bytes here`)]));
+  check(kindOf('bad.timings.tlrt', identified('TLRT')).encoding === 'binary', 'a damaged .tlrt is a binary sidecar');
+  check(kindOf('t.json', identified('TLTB')).kind === 'table', 'a binary table under a JSON name is a table');
+  check(kindOf('a.rank0.tlcl', identified('TLCL')).kind === 'choice_log', 'a .tlcl is a choice log');
+  check(kindOf('corrupt.tlb', bytes('TLTBgarbage, not a table at all')).kind === 'table', 'a damaged .tlb is a table');
+  check(kindOf('truncated.json', bytes('{"arch": "sm90", "kernels": {"k": ')).kind === 'table', 'a cut table is a table');
+  check(kindOf('b.rank0.json', bytes('{"rank": 0, "entries": {"k": 5}}')).kind === 'choice_log', 'a bad log is a log');
+  const empty = kindOf('empty.json', bytes(''));
+  check(empty.kind === 'unknown' && empty.problem.startsWith('empty.json: empty file'), `empty: ${empty.problem}`);
+  const array = kindOf('array.json', bytes('[1, 2]'));
+  check(array.kind === 'unknown' && array.problem.startsWith('array.json: not a tunelock file') && !array.problem.includes(': :'),
+    `array: ${array.problem}`);
+  const garbage = kindOf('x.bin', bytes([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3, 4]));
+  check(garbage.kind === 'unknown' && garbage.problem.startsWith('x.bin: not a tunelock file'), `garbage: ${garbage.problem}`);
+
+  const binary = call('loadTable', 'sm90.json', identified('TLTB'));
+  check(binary.error && binary.error.includes('sm90.json: '), `loadTable reads by the bytes: ${binary.error}`);
+  const wrong = call('loadTable', 'm.json', bytes('{"configs": [{"num_warps": 4}]}'));
+  check(wrong.error && wrong.error.includes('not a table'), `loadTable refuses another kind: ${wrong.error}`);
+
+  console.log(failures ? `${failures} check(s) failed` : 'all binding checks passed');
+  process.exit(failures ? 1 : 0);
+});
