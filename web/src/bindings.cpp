@@ -108,6 +108,19 @@ std::string decide(int table_id, int candidates_id, const std::string& kernel,
   });
 }
 
+// The qualified-then-bare name rule for the page's panels (preview.hpp).
+// {"kernel": the manifest's name for a table's kernel name, or null}
+std::string manifest_kernel(int candidates_id, const std::string& table_kernel) {
+  return guarded([&] {
+    return json{{"kernel", preview::manifest_kernel(manifests.at(candidates_id), table_kernel)}};
+  });
+}
+
+// [key, ...]: the keys a loaded table holds for a (qualified or bare) kernel name.
+std::string table_keys(int table_id, const std::string& kernel) {
+  return guarded([&] { return preview::table_keys(*tables.at(table_id), kernel); });
+}
+
 std::string diff_tables(int a, int b) {
   return guarded([&] {
     if (!tables.count(a) || !tables.count(b)) throw Error("pick two loaded tables");
@@ -227,6 +240,8 @@ EMSCRIPTEN_BINDINGS(tunelock) {
   emscripten::function("loadTable", &load_table);
   emscripten::function("loadCandidates", &load_candidates);
   emscripten::function("decide", &decide);
+  emscripten::function("manifestKernel", &manifest_kernel);
+  emscripten::function("tableKeys", &table_keys);
   emscripten::function("diffTables", &diff_tables);
   emscripten::function("loadRecord", &load_record);
   emscripten::function("loadTimings", &load_timings);

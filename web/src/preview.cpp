@@ -36,6 +36,34 @@ json manifest_summary(const CandidateManifest& manifest) {
   return {{"kernels", kernels}};
 }
 
+json manifest_kernel(const CandidateManifest& manifest, std::string_view table_kernel) {
+  if (manifest.single_kernel) return nullptr;
+  const std::string* best = nullptr;
+  std::size_t best_at = 0;  // where table_kernel is among the listed kernel's table names
+  for (const auto& [listed, unused] : manifest.kernels) {
+    const KernelId id = KernelId::parse(listed);  // outlives names, which view it
+    const TableNames names = table_names(id, listed);
+    const auto found = std::find(names.begin(), names.end(), table_kernel);
+    const auto at = static_cast<std::size_t>(found - names.begin());
+    if (found != names.end() && (!best || at < best_at)) {
+      best = &listed;
+      best_at = at;
+    }
+  }
+  return best ? json(*best) : json(nullptr);
+}
+
+json table_keys(const Table& table, const std::string& kernel) {
+  json out = json::array();
+  std::set<std::string, std::less<>> seen;
+  const KernelId id = KernelId::parse(kernel);  // outlives the names, which view it
+  for (std::string_view name : table_names(id, kernel)) {
+    for (std::string& key : table.keys(name))
+      if (seen.insert(key).second) out.push_back(std::move(key));
+  }
+  return out;
+}
+
 namespace {
 
 // Table entries this call would skip as stale: present, matching no candidate.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,19 @@ nlohmann::json table_summary(const Table& table);
 
 // {"kernels": {qualified: {"key": [...], "count": N}}}
 nlohmann::json manifest_summary(const CandidateManifest& manifest);
+
+// The qualified-then-bare name rule of kernel_id.hpp (table_names), as the
+// page's Table contents and Decision panels need it, so no page script
+// spells it:
+// the manifest's kernel whose entries a table files under `table_kernel`,
+// its qualified name before a bare one (the order table_names tries them),
+// then the manifest's order; null when it lists none (or lists one
+// kernel for any name).
+nlohmann::json manifest_kernel(const CandidateManifest& manifest, std::string_view table_kernel);
+
+// The keys `table` holds for `kernel` (typed qualified or bare) under each
+// name a lookup tries, in that order, each once: [key, ...].
+nlohmann::json table_keys(const Table& table, const std::string& kernel);
 
 // policy: {"on_miss": "min_cost"|"error", "block_sizes": "BLOCK_M=64,...",
 //          "chaos": bool, "rank": N, "arch": "sm90"}

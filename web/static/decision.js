@@ -47,11 +47,10 @@ function refreshTables() {
   refreshDiff();
 }
 
-// The manifest's qualified name for a table's (maybe bare) kernel name.
+// The manifest's qualified name for a table's (maybe bare) kernel name, as
+// the engine's lookups match them; null without a manifest or a match.
 function manifestKernel(tableKernel) {
-  if (!manifest()) return tableKernel;
-  const names = Object.keys(manifest().summary.kernels);
-  return names.find((n) => n === tableKernel) || names.find((n) => n.split('.').pop() === tableKernel) || tableKernel;
+  return manifest() ? call('manifestKernel', manifest().id, tableKernel).kernel ?? null : null;
 }
 
 // With a table and a manifest and nothing typed yet, decide the table's
@@ -60,11 +59,10 @@ function manifestKernel(tableKernel) {
 function suggestDecision() {
   const table = selectedTable();
   if (!table || !manifest() || $('key').value) return;
-  const names = Object.keys(manifest().summary.kernels);
   for (const [kernel, keys] of Object.entries(table.summary.kernels)) {
-    const qualified = manifestKernel(kernel);
     const key = keys.find((k) => k !== '*');
-    if (names.includes(qualified) && key) {
+    const qualified = key && manifestKernel(kernel);
+    if (qualified) {
       $('kernel').value = qualified;
       $('key').value = key;
       return refreshKeys();
@@ -81,7 +79,7 @@ function refreshBrowse() {
     const buttons = keys.slice(0, 200).map((key) => {
       const button = el('button', { className: 'key', textContent: key, title: `Decide ${kernel} [${key}]` });
       button.addEventListener('click', () => {
-        $('kernel').value = manifestKernel(kernel);
+        $('kernel').value = manifestKernel(kernel) ?? kernel;
         $('key').value = key;
         refreshKeys();
         decide();
@@ -97,10 +95,9 @@ function refreshBrowse() {
 function refreshKeys() {
   const table = selectedTable();
   if (!table) return fillList('key-list', []);
-  const kernel = $('kernel').value;
-  const bare = kernel.split('.').pop();
-  const keys = [...(table.summary.kernels[kernel] || []), ...(table.summary.kernels[bare] || [])];
-  fillList('key-list', [...new Set(keys)]);
+  // Under the typed name and every name a lookup tries for it (the engine's rule).
+  const keys = call('tableKeys', table.id, $('kernel').value);
+  fillList('key-list', keys.error ? [] : keys);
 }
 
 function policy(rank) {

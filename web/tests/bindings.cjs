@@ -1,6 +1,7 @@
 // The bindings the page asks for rules it must not spell itself, under Node:
 // fileKind (what a dropped file is: the kind every file the page's tests
-// load was given before). Usage:
+// load was given before), and the qualified-then-bare name rule
+// (manifestKernel, tableKeys). Usage:
 //   node bindings.cjs TUNELOCK_JS SOURCE_DIR [SHARED_FIXTURES_DIR]
 const fs = require('fs');
 const path = require('path');
@@ -59,6 +60,26 @@ createTunelock({ printErr: () => {} }).then((engine) => {
   check(binary.error && binary.error.includes('sm90.json: '), `loadTable reads by the bytes: ${binary.error}`);
   const wrong = call('loadTable', 'm.json', bytes('{"configs": [{"num_warps": 4}]}'));
   check(wrong.error && wrong.error.includes('not a table'), `loadTable refuses another kind: ${wrong.error}`);
+
+  // The name rule: a table's bare names are the manifest's qualified ones.
+  const m = call('loadCandidates', 'candidates.json', bytes(JSON.stringify({ kernels: {
+    'pkg.ops.mm': { configs: [{ num_warps: 4 }] }, 'mm': { configs: [{ num_warps: 4 }] },
+    'pkg.ops.norm': { configs: [{ num_warps: 4 }] }, 'other.norm': { configs: [{ num_warps: 4 }] } } })));
+  const named = (kernel) => call('manifestKernel', m.id, kernel).kernel;
+  check(named('pkg.ops.mm') === 'pkg.ops.mm', 'a qualified name is itself');
+  check(named('mm') === 'mm', 'an exact name wins over a bare one');
+  check(named('norm') === 'other.norm', 'a bare name shared by two kernels: the manifest\'s first');
+  check(named('ops.norm') === null && named('nope') === null, 'a name no kernel is filed under: null');
+  check(call('manifestKernel', 9999, 'mm').error !== undefined, 'a manifest no longer loaded: an error');
+
+  const cfg = { kwargs: { BLOCK_M: 64 }, num_warps: 4, num_stages: 3 };
+  const t = call('loadTable', 'sm90.json', bytes(JSON.stringify({ arch: 'sm90', kernels: {
+    'pkg.mm': { 'M=2': cfg }, 'mm': { 'M=1': cfg, 'M=2': cfg } } })));
+  const keys = (kernel) => JSON.stringify(call('tableKeys', t.id, kernel));
+  check(keys('pkg.mm') === '["M=2","M=1"]', `qualified keys first, then the bare name's: ${keys('pkg.mm')}`);
+  check(keys('mm') === '["M=1","M=2"]', 'a bare name: its own keys');
+  check(keys('other.mm') === '["M=1","M=2"]', 'another module\'s kernel: the bare entries');
+  check(keys('pkg') === '[]' && keys('') === '[]', 'no entries: no keys');
 
   console.log(failures ? `${failures} check(s) failed` : 'all binding checks passed');
   process.exit(failures ? 1 : 0);

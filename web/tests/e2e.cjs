@@ -87,6 +87,8 @@ async function firstUse(page, start) {
   const bare = await text(page, '#decision');
   check(bare.includes(expected) && bare.includes(`for ${kernel}`), `bare kernel name accepted: ${bare}`);
   await page.fill('#kernel', kernel);
+  const offered = await page.$$eval('#key-list option', (options) => options.map((o) => o.value));
+  check(offered.includes(key), `the key list offers the table's keys for ${kernel} (${offered.length} key(s))`);
 
   await page.fill('#key', 'no-such-key');
   check((await text(page, '#decision')).includes('(min_cost)') && (await text(page, '#warnings')).includes('may be slower'),
