@@ -24,11 +24,15 @@ nice -n 10 cmake --build "$build" -j "$jobs" >/dev/null
 # engine from them.
 seeds=$build/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{table_json,record,candidates}
+mkdir -p "$seeds"/{table_json,record,candidates,file_kind}
 "$build/fuzz/make_seeds" examples "$seeds"
 cp examples/tables/*.json "$seeds/table_json/"
 cp examples/tables/*.json "$seeds/record/"
 cp examples/candidates.json tests/web/fixtures/*candidates*.json "$seeds/candidates/"
+# Every kind, each form: what the other targets are seeded with.
+for dir in "$seeds"/*/; do
+  [[ $dir == */file_kind/ ]] || cp "$dir"* "$seeds/file_kind/" 2>/dev/null || true
+done
 # Inputs that once failed, kept so that a regression fails at once.
 for dir in fuzz/regressions/*/; do
   mkdir -p "$seeds/$(basename "$dir")" && cp "$dir"* "$seeds/$(basename "$dir")/"
@@ -36,7 +40,7 @@ done
 
 failed=0
 for target in table_json table_binary record timings choice_log verify_batch verify_tree candidates \
-  policy_environment bootstrap_hello; do
+  policy_environment bootstrap_hello file_kind; do
   corpus=$build/corpus/$target
   mkdir -p "$corpus" "$build/crashes/$target"
   log=$build/$target.log

@@ -1,0 +1,48 @@
+// Any bytes under each name a face may see them under: detect_file_kind
+// never throws, and the kind it names is read by that kind's reader, as the
+// page does with a dropped file.
+#include "tunelock/file_kind.hpp"
+#include "fuzz_target.hpp"
+#include "tunelock/candidates.hpp"
+#include "tunelock/choice_log_file.hpp"
+#include "tunelock/merge.hpp"
+#include "tunelock/table_search.hpp"
+
+namespace {
+
+void read_as_detected(std::string_view bytes, const std::string& name) {
+  using tunelock::FileKind;
+  const tunelock::DetectedFile file = tunelock::detect_file_kind(name, bytes);
+  try {
+    switch (file.kind) {
+      case FileKind::table:
+        (void)tunelock::table_from_bytes(std::string(bytes), name);
+        break;
+      case FileKind::manifest:
+        (void)tunelock::candidates_from_json(bytes, name);
+        break;
+      case FileKind::record:
+        (void)tunelock::record_from_json(bytes, name);
+        break;
+      case FileKind::timings: {
+        tunelock::RecordFile record;
+        tunelock::add_timings(record, bytes, name);
+        break;
+      }
+      case FileKind::choice_log:
+        (void)tunelock::choice_log_from_bytes(bytes, name);
+        break;
+      case FileKind::unknown:
+        if (file.problem.empty()) __builtin_trap();  // an unknown file always says why
+        break;
+    }
+  } catch (const tunelock::Error&) {
+  }
+}
+
+}  // namespace
+
+void read_input(std::string_view bytes, const std::string&) {
+  for (const char* name : {"f.json", "f.tlb", "f.rank0.timings.json", "f.tlrt", "f.tlcl"})
+    read_as_detected(bytes, name);
+}
