@@ -21,12 +21,19 @@ ChoiceCache::ChoiceCache() {
 ChoiceCache::~ChoiceCache() = default;
 
 std::optional<std::size_t> ChoiceCache::find(std::string_view raw) const {
+  const Entry* last = last_hit_.load(std::memory_order_acquire);
+  if (last && last->epoch == epoch_.load(std::memory_order_acquire) &&
+      detail::same_text(last->raw, raw))
+    return last->variant;
   const std::uint64_t hash = XXH3_64bits(raw.data(), raw.size());
   const Slots* table = current_.load(std::memory_order_acquire);
   for (std::size_t i = hash & table->mask;; i = (i + 1) & table->mask) {
     const Entry* entry = table->slots[i].load(std::memory_order_acquire);
     if (!entry) return std::nullopt;
-    if (entry->hash == hash && entry->raw == raw) return entry->variant;
+    if (entry->hash == hash && detail::same_text(entry->raw, raw)) {
+      last_hit_.store(entry, std::memory_order_release);
+      return entry->variant;
+    }
   }
 }
 
@@ -37,8 +44,9 @@ void ChoiceCache::place(Slots& table, const Entry* entry) {
 }
 
 void ChoiceCache::insert(std::string_view raw, std::size_t variant) {
-  entries_.push_back(std::make_unique<Entry>(
-      Entry{std::string(raw), XXH3_64bits(raw.data(), raw.size()), variant}));
+  entries_.push_back(
+      std::make_unique<Entry>(Entry{std::string(raw), XXH3_64bits(raw.data(), raw.size()), variant,
+                                    epoch_.load(std::memory_order_relaxed)}));
   const Entry* entry = entries_.back().get();
   const Slots* table = current_.load(std::memory_order_relaxed);
   const std::size_t count = count_.load(std::memory_order_relaxed) + 1;
@@ -56,6 +64,8 @@ void ChoiceCache::insert(std::string_view raw, std::size_t variant) {
 }
 
 void ChoiceCache::clear() {
+  epoch_.fetch_add(1, std::memory_order_acq_rel);  // the last hit belongs to the old policy
+  last_hit_.store(nullptr, std::memory_order_release);
   tables_.push_back(std::make_unique<Slots>(16));
   current_.store(tables_.back().get(), std::memory_order_release);
   count_.store(0, std::memory_order_relaxed);

@@ -1,8 +1,10 @@
-// The per-family cache of choices, read on every launch. Reads take no
-// lock: an insert-only open-addressing table whose slots are published with
-// release stores; growing builds a new table and publishes it, keeping the
-// old one alive (capacities double, so all tables together cost about twice
-// the last). Writers are serialised by the family's decision mutex.
+// The per-family cache of choices, read on every launch. The entry of the
+// last hit is tried first, before any hashing: a training step calls a
+// kernel with one shape layer after layer, so most launches repeat the
+// previous key. Reads take no lock: an insert-only open-addressing table whose slots are published
+// with release stores; growing builds a new table and publishes it, keeping the old one alive
+// (capacities double, so all tables together cost about twice the last). Writers are serialised by
+// the family's decision mutex.
 //
 // Internal (detail/): kernel_family.hpp needs it inline for the hot path,
 // but it is not part of the API and may change between versions.
@@ -18,54 +20,75 @@
 #include <string_view>
 #include <vector>
 
+#include "tunelock/detail/same_bytes.hpp"
 #include "tunelock/tuning_key.hpp"
 
 namespace tunelock::launcher {
 
 // A call's key values and dtypes as tagged bytes: cheaper to build and hash
-// than the textual tuning key, which is only built on a miss. Inline storage
-// covers ordinary keys without touching the heap.
-// Defined inline: it runs on every launch, and its tiny fixed-size copies
-// only become plain moves when the compiler sees them.
+// than the textual tuning key, which is only built on a miss. Compact, since
+// hashing and comparing it are most of a cached launch: a text's length
+// takes one byte when it is under 255. The size is known before writing, so
+// ordinary keys are written into inline storage without a check per byte.
+// Defined inline: it runs on every launch.
 class RawKey {
  public:
   RawKey(std::span<const KeyValue> values, std::span<const std::string_view> dtypes) {
+    std::size_t size = 0;
+    for (const KeyValue& value : values) {
+      if (std::holds_alternative<std::int64_t>(value))
+        size += 1 + sizeof(std::int64_t);
+      else if (std::holds_alternative<bool>(value))
+        size += 1;
+      else
+        size += text_size(std::get<std::string_view>(value));
+    }
+    for (std::string_view dtype : dtypes) size += text_size(dtype);
+    if (size > sizeof inline_) heap_.reset(new char[size]);
+    char* out = heap_ ? heap_.get() : inline_;
+    data_ = out;
     for (const KeyValue& value : values) {
       if (const auto* number = std::get_if<std::int64_t>(&value)) {
-        put('i');
-        append(number, sizeof *number);
+        *out++ = 'i';
+        std::memcpy(out, number, sizeof *number);
+        out += sizeof *number;
       } else if (const auto* flag = std::get_if<bool>(&value)) {
-        put(*flag ? 'T' : 'F');
+        *out++ = *flag ? 'T' : 'F';
       } else {
-        put_text('s', std::get<std::string_view>(value));
+        out = put_text(out, 's', std::get<std::string_view>(value));
       }
     }
-    for (std::string_view dtype : dtypes) put_text('d', dtype);
+    for (std::string_view dtype : dtypes) out = put_text(out, 'd', dtype);
+    size_ = static_cast<std::size_t>(out - data_);
   }
-  std::string_view bytes() const { return {data(), size_}; }
+  RawKey(const RawKey&) = delete;
+  RawKey& operator=(const RawKey&) = delete;
+
+  std::string_view bytes() const { return {data_, size_}; }
 
  private:
-  void put(char tag) { append(&tag, 1); }
-  void put_text(char tag, std::string_view text) {
-    const auto size = static_cast<std::uint32_t>(text.size());
-    put(tag);
-    append(&size, sizeof size);
-    append(text.data(), text.size());
+  static constexpr unsigned char kLongText = 255;  // then a 4-byte length follows
+  static std::size_t text_size(std::string_view text) {
+    return 2 + (text.size() >= kLongText ? sizeof(std::uint32_t) : 0) + text.size();
   }
-  void append(const void* bytes, std::size_t count) {
-    if (heap_.empty() && size_ + count <= sizeof inline_) {
-      std::memcpy(inline_ + size_, bytes, count);
+  static char* put_text(char* out, char tag, std::string_view text) {
+    *out++ = tag;
+    if (text.size() < kLongText) {
+      *out++ = static_cast<char>(text.size());
     } else {
-      if (heap_.empty()) heap_.assign(inline_, size_);
-      heap_.append(static_cast<const char*>(bytes), count);
+      *out++ = static_cast<char>(kLongText);
+      const auto size = static_cast<std::uint32_t>(text.size());
+      std::memcpy(out, &size, sizeof size);
+      out += sizeof size;
     }
-    size_ += count;
+    std::memcpy(out, text.data(), text.size());
+    return out + text.size();
   }
-  const char* data() const { return heap_.empty() ? inline_ : heap_.data(); }
 
   char inline_[192];
+  std::unique_ptr<char[]> heap_;  // only for a key that outgrows inline_
+  const char* data_ = nullptr;
   std::size_t size_ = 0;
-  std::string heap_;  // used once the key outgrows inline_
 };
 
 class ChoiceCache {
@@ -86,6 +109,7 @@ class ChoiceCache {
     std::string raw;
     std::uint64_t hash;
     std::size_t variant;
+    std::uint64_t epoch;  // clears before it was inserted
   };
   struct Slots {
     explicit Slots(std::size_t capacity);
@@ -96,6 +120,10 @@ class ChoiceCache {
   static void place(Slots& table, const Entry* entry);
 
   std::atomic<const Slots*> current_;
+  // The last entry found: a hint, used only while its epoch is current, so
+  // a reader that stores an entry of before a clear() cannot revive it.
+  mutable std::atomic<const Entry*> last_hit_{nullptr};
+  std::atomic<std::uint64_t> epoch_{0};  // clear() count
   std::atomic<std::size_t> count_{0};
   // Everything ever published stays alive until the cache dies: a reader may
   // still be walking an old table or entry.
