@@ -47,11 +47,18 @@ struct InMemoryTable::Index {
 
 namespace {
 
-// The first candidate an entry names.
-EntryMatch first_match(const TableEntry& entry, std::span<const Config> candidates) {
-  for (std::size_t i = 0; i < candidates.size(); ++i)
-    if (entry.matches(candidates[i])) return {true, i};
-  return {true, std::nullopt};
+// What a present entry says of the live candidates: the first it matches.
+// Filled in place: a small struct of flags built in one function and copied
+// whole in another stalls on reading back bytes as words, which cost a
+// table hit more than the lookups.
+void match_entry(const TableEntry& entry, std::span<const Config> candidates, EntryMatch& out) {
+  out.present = true;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (entry.matches(candidates[i])) {
+      out.index = i;
+      return;
+    }
+  }
 }
 
 }  // namespace
@@ -88,8 +95,9 @@ std::optional<TableEntry> InMemoryTable::entry(std::string_view kernel,
 EntryMatch InMemoryTable::match(std::string_view kernel, std::string_view key,
                                 std::span<const Config> candidates) const {
   const TableEntry* found = find(kernel, key);
-  if (!found) return {};
-  return first_match(*found, candidates);
+  EntryMatch out;
+  if (found) match_entry(*found, candidates, out);
+  return out;
 }
 
 NameMatch InMemoryTable::match_in_order(std::string_view kernel,
@@ -101,9 +109,8 @@ NameMatch InMemoryTable::match_in_order(std::string_view kernel,
   out.kernel_present = true;
   for (std::string_view key : keys) {
     if (out.tried == out.keys.size()) break;
-    const TableEntry* found = by_key->find(key);
-    const EntryMatch& match = out.keys[out.tried++] =
-        found ? first_match(*found, candidates) : EntryMatch{};
+    EntryMatch& match = out.keys[out.tried++];
+    if (const TableEntry* found = by_key->find(key)) match_entry(*found, candidates, match);
     if (match.index) break;
   }
   return out;

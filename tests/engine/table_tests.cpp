@@ -4,6 +4,7 @@
 
 #include <array>
 #include <map>
+#include <cstring>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "captured_log.hpp"
 #include "temp_dir.hpp"
 #include "tunelock/candidates.hpp"
+#include "tunelock/detail/same_bytes.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/selection.hpp"
@@ -180,6 +182,23 @@ BOOST_AUTO_TEST_CASE(lookups_answer_as_a_sorted_map_does) {
       BOOST_TEST(table.keys(kernel) == keys, boost::test_tools::per_element());
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(inline_byte_comparison_agrees_with_memcmp_at_every_length) {
+  std::mt19937_64 random(3);
+  char a[80], b[80];
+  int equal = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const std::size_t size = random() % 72;
+    for (std::size_t k = 0; k < size; ++k) {
+      a[k] = static_cast<char>('a' + random() % 2);
+      b[k] = random() % 16 ? a[k] : static_cast<char>('a' + random() % 2);  // sometimes one byte differs
+    }
+    const bool same = std::memcmp(a, b, size) == 0;
+    BOOST_TEST(detail::same_bytes(a, b, size) == same, "size " << size);
+    equal += same;
+  }
+  BOOST_TEST(equal > 10000);  // both answers were exercised
 }
 
 BOOST_AUTO_TEST_CASE(one_lookup_per_name_answers_as_separate_lookups_do) {

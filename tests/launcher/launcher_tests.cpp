@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <random>
 #include <thread>
 
 #include "captured_log.hpp"
@@ -377,12 +378,49 @@ BOOST_AUTO_TEST_CASE(raw_keys_tell_apart_calls_that_differ_anywhere) {
   BOOST_TEST(raw({}, {long_text}) == raw({}, {long_text}));  // a key on the heap is still the key
 }
 
+// A cache lookup as a launch does it: the call's values and dtypes.
+std::size_t find(const ChoiceCache& cache, std::int64_t n) {
+  const KeyValue values[] = {n};
+  const std::string_view dtypes[] = {"f32"};
+  return cache.find(values, dtypes);
+}
+
+BOOST_AUTO_TEST_CASE(a_stored_key_is_read_in_place_as_its_bytes_compare) {
+  std::mt19937_64 random(11);
+  const std::string text(300, 'q');
+  auto random_call = [&](std::vector<KeyValue>& values, std::vector<std::string_view>& dtypes) {
+    values.clear();
+    dtypes.clear();
+    for (std::size_t i = random() % 4; i > 0; --i) {
+      switch (random() % 3) {
+        case 0: values.emplace_back(static_cast<std::int64_t>(random() % 3)); break;
+        case 1: values.emplace_back(random() % 2 == 0); break;
+        default: values.emplace_back(std::string_view(text).substr(0, random() % 3 ? random() % 3 : 250 + random() % 10));
+      }
+    }
+    for (std::size_t i = random() % 3; i > 0; --i)
+      dtypes.push_back(std::string_view(text).substr(0, random() % 3));
+  };
+  std::vector<KeyValue> a_values, b_values;
+  std::vector<std::string_view> a_dtypes, b_dtypes;
+  int equal = 0;
+  for (int i = 0; i < 20000; ++i) {
+    random_call(a_values, a_dtypes);
+    random_call(b_values, b_dtypes);
+    const RawKey a(a_values, a_dtypes), b(b_values, b_dtypes);
+    BOOST_TEST(RawKey::same_key(a.bytes(), b_values, b_dtypes) == (a.bytes() == b.bytes()));
+    BOOST_TEST(RawKey::same_key(a.bytes(), a_values, a_dtypes));
+    equal += a.bytes() == b.bytes();
+  }
+  BOOST_TEST(equal > 100);  // equal keys were drawn too, not only different ones
+}
+
 BOOST_AUTO_TEST_CASE(keys_asked_in_turn_each_find_their_own_choice) {
   ChoiceCache cache;
-  std::vector<std::string> keys;
+  const std::string_view f32[] = {"f32"};
   for (std::int64_t n = 0; n < 100; ++n) {
-    keys.push_back(raw({n}, {"f32"}));
-    cache.insert(keys.back(), static_cast<std::size_t>(n % 7));
+    const KeyValue values[] = {n};
+    cache.insert(values, f32, static_cast<std::size_t>(n % 7));
   }
   BOOST_TEST(cache.size() == 100u);
   // Threads asking different keys at once keep moving the last hit.
@@ -391,10 +429,9 @@ BOOST_AUTO_TEST_CASE(keys_asked_in_turn_each_find_their_own_choice) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < 2000; ++round) {
-        const std::size_t n = static_cast<std::size_t>((round * 7 + t) % 100);
-        const auto found = cache.find(keys[n]);
-        if (!found || *found != n % 7) ++wrong;
-        if (cache.find(raw({std::int64_t{1000 + t}}, {"f32"}))) ++wrong;  // never inserted
+        const std::int64_t n = (round * 7 + t) % 100;
+        if (find(cache, n) != static_cast<std::size_t>(n % 7)) ++wrong;
+        if (find(cache, 1000 + t) != ChoiceCache::kNone) ++wrong;  // never inserted
       }
     });
   }
@@ -404,14 +441,15 @@ BOOST_AUTO_TEST_CASE(keys_asked_in_turn_each_find_their_own_choice) {
 
 BOOST_AUTO_TEST_CASE(a_clear_forgets_the_last_hit_too) {
   ChoiceCache cache;
-  const std::string key = raw({std::int64_t{42}}, {"f32"});
-  cache.insert(key, 2);
-  BOOST_TEST(*cache.find(key) == 2u);
-  BOOST_TEST(*cache.find(key) == 2u);  // now from the last hit
+  const KeyValue values[] = {std::int64_t{42}};
+  const std::string_view f32[] = {"f32"};
+  cache.insert(values, f32, 2);
+  BOOST_TEST(find(cache, 42) == 2u);
+  BOOST_TEST(find(cache, 42) == 2u);  // now from the last hit
   cache.clear();
-  BOOST_TEST(!cache.find(key).has_value());
-  cache.insert(key, 1);
-  BOOST_TEST(*cache.find(key) == 1u);
+  BOOST_TEST(find(cache, 42) == ChoiceCache::kNone);
+  cache.insert(values, f32, 1);
+  BOOST_TEST(find(cache, 42) == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(a_new_policy_is_not_answered_from_the_old_last_hit) {

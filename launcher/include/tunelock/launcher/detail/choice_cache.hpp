@@ -66,10 +66,52 @@ class RawKey {
 
   std::string_view bytes() const { return {data_, size_}; }
 
+  // Whether `stored` (the bytes of an earlier RawKey) is this call's key,
+  // read against the values in place: the same answer as comparing bytes,
+  // without writing the call's key first (reading freshly written bytes
+  // back as words stalls the processor more than the comparison costs).
+  static bool same_key(std::string_view stored, std::span<const KeyValue> values,
+                       std::span<const std::string_view> dtypes) {
+    const char* at = stored.data();
+    const char* const end = at + stored.size();
+    for (const KeyValue& value : values) {
+      if (const auto* number = std::get_if<std::int64_t>(&value)) {
+        std::int64_t recorded;
+        if (end - at < 1 + static_cast<std::ptrdiff_t>(sizeof recorded) || *at != 'i') return false;
+        std::memcpy(&recorded, at + 1, sizeof recorded);
+        if (recorded != *number) return false;
+        at += 1 + sizeof recorded;
+      } else if (const auto* flag = std::get_if<bool>(&value)) {
+        if (at == end || *at != (*flag ? 'T' : 'F')) return false;
+        ++at;
+      } else if (!same_text(at, end, 's', std::get<std::string_view>(value))) {
+        return false;
+      }
+    }
+    for (std::string_view dtype : dtypes)
+      if (!same_text(at, end, 'd', dtype)) return false;
+    return at == end;
+  }
+
  private:
   static constexpr unsigned char kLongText = 255;  // then a 4-byte length follows
   static std::size_t text_size(std::string_view text) {
     return 2 + (text.size() >= kLongText ? sizeof(std::uint32_t) : 0) + text.size();
+  }
+  // Advances `at` past a stored text equal to (tag, text), else false.
+  static bool same_text(const char*& at, const char* end, char tag, std::string_view text) {
+    const std::size_t header = text_size(text) - text.size();
+    if (static_cast<std::size_t>(end - at) < header + text.size() || at[0] != tag) return false;
+    if (text.size() < kLongText) {
+      if (static_cast<unsigned char>(at[1]) != text.size()) return false;
+    } else {
+      std::uint32_t size;
+      std::memcpy(&size, at + 2, sizeof size);
+      if (static_cast<unsigned char>(at[1]) != kLongText || size != text.size()) return false;
+    }
+    if (!detail::same_bytes(at + header, text.data(), text.size())) return false;
+    at += header + text.size();
+    return true;
   }
   static char* put_text(char* out, char tag, std::string_view text) {
     *out++ = tag;
@@ -96,11 +138,22 @@ class ChoiceCache {
   ChoiceCache();
   ~ChoiceCache();
 
-  // Lock-free; safe against a concurrent insert() or clear().
-  std::optional<std::size_t> find(std::string_view raw) const;
+  static constexpr std::size_t kNone = SIZE_MAX;  // find(): no choice cached
 
-  // REQUIRES: callers serialise insert() and clear(), and `raw` is absent.
-  void insert(std::string_view raw, std::size_t variant);
+  // The variant cached for this call's key, or kNone. Lock-free; safe
+  // against a concurrent insert() or clear(). (A plain index rather than an
+  // optional: returning an optional through memory stalled every launch.)
+  std::size_t find(std::span<const KeyValue> values, std::span<const std::string_view> dtypes) const {
+    const Entry* last = last_hit_.load(std::memory_order_acquire);
+    if (last && last->epoch == epoch_.load(std::memory_order_acquire) &&
+        RawKey::same_key(last->raw, values, dtypes))
+      return last->variant;
+    return find_hashed(values, dtypes);
+  }
+
+  // REQUIRES: callers serialise insert() and clear(), and the key is absent.
+  void insert(std::span<const KeyValue> values, std::span<const std::string_view> dtypes,
+              std::size_t variant);
   void clear();
   std::size_t size() const { return count_.load(std::memory_order_relaxed); }
 
@@ -118,6 +171,8 @@ class ChoiceCache {
   };
 
   static void place(Slots& table, const Entry* entry);
+  std::size_t find_hashed(std::span<const KeyValue> values,
+                          std::span<const std::string_view> dtypes) const;
 
   std::atomic<const Slots*> current_;
   // The last entry found: a hint, used only while its epoch is current, so
