@@ -177,10 +177,8 @@ std::optional<Refusal> judge_hello(const Rendezvous& r, const fb::Hello& hello,
   return std::nullopt;
 }
 
-// Rank 0: listen, collect one valid hello per other rank, answer with the
-// roster. Anything else that connects is dropped.
-std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address) {
-  const auto deadline = Clock::now() + r.timeout;
+// Rank 0's listening socket, at the rendezvous address.
+Fd listen_for_ranks(const Rendezvous& r) {
   socklen_t length = 0;
   const sockaddr_storage address = resolve(r.host, r.port, &length);
   Fd listener(::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -196,128 +194,220 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
   }
   if (::listen(listener.get(), 128) != 0)
     throw Error(std::string("rendezvous: listen: ") + std::strerror(errno));
+  return listener;
+}
 
+// One poll over the listener, the connections yet to say hello and the
+// joined ranks' connections, in that order.
+struct Polled {
+  std::vector<pollfd> fds;
+  std::size_t pending = 0;  // connections yet to say hello, from fds[1]
+  std::vector<int> joined;  // ranks whose fds follow the pending ones
+  bool timed_out = false;
+
+  bool listener_ready() const { return fds[0].revents & POLLIN; }
+  const pollfd& pending_fd(std::size_t i) const { return fds[1 + i]; }
+  const pollfd& joined_fd(std::size_t j) const { return fds[1 + pending + j]; }
+};
+
+bool readable_or_closed(const pollfd& p) { return p.revents & (POLLIN | POLLHUP | POLLERR); }
+
+// Rank 0's roll call: the connections it has accepted, the ranks that said
+// hello (their connections await the roster) and what it refused, until
+// every other rank has joined.
+class RollCall {
+ public:
+  RollCall(const Rendezvous& r, std::string_view my_address);
+
+  bool everyone_joined() const { return static_cast<int>(ranks_.size()) >= r_.world_size - 1; }
+  Polled poll(const Fd& listener, Clock::time_point deadline) const;
+  void accept(const Fd& listener);
+  void read_hellos(const Polled& polled);
+  void notice_lost_ranks(const Polled& polled);
+  void forget_dropped();
+  [[noreturn]] void fail_for_missing();
+  void send_roster(Clock::time_point deadline);
+  std::vector<std::string> take_addresses() { return std::move(addresses_); }
+
+ private:
   struct Pending {
     Fd fd;
     std::string buffer;
   };
-  std::vector<Pending> pending;
-  std::map<int, Fd> ranks;  // rank -> its connection, awaiting the roster
-  std::vector<std::string> addresses(static_cast<std::size_t>(r.world_size));
-  addresses[0] = std::string(my_address);
 
-  auto drop = [](Pending& p, const std::string& why) {
-    logger().warn("rendezvous: dropped a connection: {}", why);
-    p.fd = Fd();
-  };
+  void read_hello(Pending& p);
+  void admit_or_refuse(Pending& p, const fb::Hello& hello);
+  void refuse(Pending& p, const Refusal& refusal);
+  static void drop(Pending& p, const std::string& why);
+  [[noreturn]] void fail_for_lost(const std::vector<int>& lost);
+  [[noreturn]] void fail(const std::string& message);
+
+  const Rendezvous& r_;
+  std::vector<Pending> pending_;
+  std::map<int, Fd> ranks_;  // rank -> its connection, awaiting the roster
+  std::vector<std::string> addresses_;
   // Hellos of this job's shape but the wrong token or world size: the sender
   // is told why, and the timeout message names them, so a misconfigured rank
   // is not reported as one that "never arrived".
-  std::vector<std::string> refused;
-  auto refuse = [&](Pending& p, const std::string& why, const std::string& to_sender) {
-    refused.push_back(why);
+  std::vector<std::string> refused_;
+};
+
+// Rank 0: listen, collect one valid hello per other rank, answer with the
+// roster. Anything else that connects is dropped.
+std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address) {
+  const auto deadline = Clock::now() + r.timeout;
+  const Fd listener = listen_for_ranks(r);
+  RollCall roll(r, my_address);
+  while (!roll.everyone_joined()) {
+    const Polled polled = roll.poll(listener, deadline);
+    if (polled.timed_out) roll.fail_for_missing();
+    if (polled.listener_ready()) roll.accept(listener);
+    roll.read_hellos(polled);
+    roll.notice_lost_ranks(polled);
+    roll.forget_dropped();
+  }
+  roll.send_roster(deadline);
+  return roll.take_addresses();
+}
+
+RollCall::RollCall(const Rendezvous& r, std::string_view my_address)
+    : r_(r), addresses_(static_cast<std::size_t>(r.world_size)) {
+  addresses_[0] = std::string(my_address);
+}
+
+Polled RollCall::poll(const Fd& listener, Clock::time_point deadline) const {
+  Polled polled;
+  polled.fds.push_back({listener.get(), POLLIN, 0});
+  for (const Pending& p : pending_) polled.fds.push_back({p.fd.get(), POLLIN, 0});
+  polled.pending = pending_.size();
+  for (const auto& [rank, fd] : ranks_) {
+    polled.fds.push_back({fd.get(), POLLIN, 0});
+    polled.joined.push_back(rank);
+  }
+  polled.timed_out = ::poll(polled.fds.data(), polled.fds.size(), remaining_ms(deadline)) == 0;
+  return polled;
+}
+
+void RollCall::accept(const Fd& listener) {
+  const int client = ::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
+  if (client >= 0) pending_.push_back({Fd(client), {}});
+}
+
+// Connections accepted since the poll are read from the next one.
+void RollCall::read_hellos(const Polled& polled) {
+  for (std::size_t i = 0; i < polled.pending; ++i)
+    if (readable_or_closed(polled.pending_fd(i))) read_hello(pending_[i]);
+}
+
+// Reads what a connection has sent; once a whole frame is in, it must be
+// a hello, which is judged.
+void RollCall::read_hello(Pending& p) {
+  char chunk[4096];
+  const ssize_t n = ::recv(p.fd.get(), chunk, sizeof chunk, 0);
+  if (n <= 0) {
+    p.fd = Fd();
+    return;
+  }
+  p.buffer.append(chunk, static_cast<std::size_t>(n));
+  try {
+    auto f = take_frame(p.buffer);
+    if (!f) return;
+    if (f->first != 'H') throw Error("expected a hello");
+    admit_or_refuse(p, bootstrap::open_hello(f->second));
+  } catch (const Error& e) {
+    drop(p, e.what());
+  }
+}
+
+// A hello is refused (see judge_hello), or its rank joins.
+void RollCall::admit_or_refuse(Pending& p, const fb::Hello& hello) {
+  const int rank = static_cast<int>(hello.rank());
+  if (auto refusal = judge_hello(r_, hello, ranks_.count(rank) > 0)) {
+    refuse(p, *refusal);
+    return;
+  }
+  addresses_[static_cast<std::size_t>(rank)] = as_string(hello.worker_address());
+  ranks_.emplace(rank, std::move(p.fd));
+  logger().debug("rendezvous: rank {} said hello ({} of {} joined)", rank, ranks_.size(),
+                 r_.world_size - 1);
+}
+
+void RollCall::refuse(Pending& p, const Refusal& refusal) {
+  refused_.push_back(refusal.for_rank0);
+  try {
+    send_all(p.fd.get(), frame('F', refusal.for_sender), Clock::now() + std::chrono::seconds(1));
+  } catch (const Error&) {
+  }
+  drop(p, refusal.for_rank0);
+}
+
+void RollCall::drop(Pending& p, const std::string& why) {
+  logger().warn("rendezvous: dropped a connection: {}", why);
+  p.fd = Fd();
+}
+
+// A joined rank sends nothing more until the roster: readable means
+// closed (or stray bytes, dropped; a wake-up with nothing to read is
+// neither).
+void RollCall::notice_lost_ranks(const Polled& polled) {
+  std::vector<int> lost;
+  for (std::size_t j = 0; j < polled.joined.size(); ++j) {
+    const pollfd& p = polled.joined_fd(j);
+    if (!readable_or_closed(p)) continue;
+    char chunk[256];
+    const ssize_t n = ::recv(p.fd, chunk, sizeof chunk, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+      lost.push_back(polled.joined[j]);
+  }
+  if (lost.empty()) return;
+  for (int rank : lost) ranks_.erase(rank);
+  fail_for_lost(lost);
+}
+
+void RollCall::forget_dropped() {
+  std::erase_if(pending_, [](const Pending& p) { return p.fd.get() < 0; });
+}
+
+// A rank that said hello and then went away (killed, crashed) before the
+// roster: nobody can verify without it, so every rank is told at once
+// instead of waiting for the timeout and blaming the network.
+void RollCall::fail_for_lost(const std::vector<int>& lost) {
+  std::string names;
+  for (int rank : lost) names += (names.empty() ? "" : ",") + std::to_string(rank);
+  fail("rendezvous: rank(s) " + names +
+       " said hello and then closed the connection before every rank "
+       "arrived (the process died or was killed)");
+}
+
+// The deadline passed: the ranks that never said hello are named, and the
+// hellos refused meanwhile.
+void RollCall::fail_for_missing() {
+  std::string missing;
+  for (int rank = 1; rank < r_.world_size; ++rank)
+    if (!ranks_.count(rank)) missing += (missing.empty() ? "" : ",") + std::to_string(rank);
+  std::string message = "rendezvous: rank(s) " + missing + " never arrived within " +
+                        std::to_string(r_.timeout.count() / 1000) + " s";
+  if (!refused_.empty()) {
+    message += "; refused meanwhile: ";
+    for (std::size_t i = 0; i < refused_.size(); ++i) message += (i ? "; " : "") + refused_[i];
+  }
+  fail(message);
+}
+
+// Tells every joined rank why the rendezvous failed, then throws it.
+void RollCall::fail(const std::string& message) {
+  for (auto& [rank, fd] : ranks_) {
     try {
-      send_all(p.fd.get(), frame('F', to_sender), Clock::now() + std::chrono::seconds(1));
+      send_all(fd.get(), frame('F', message), Clock::now() + std::chrono::seconds(1));
     } catch (const Error&) {
     }
-    drop(p, why);
-  };
-  // A rank that said hello and then went away (killed, crashed) before the
-  // roster: nobody can verify without it, so every rank is told at once
-  // instead of waiting for the timeout and blaming the network.
-  auto fail_for_lost = [&](const std::vector<int>& lost) {
-    std::string names;
-    for (int rank : lost) names += (names.empty() ? "" : ",") + std::to_string(rank);
-    const std::string message = "rendezvous: rank(s) " + names +
-                                " said hello and then closed the connection before every rank "
-                                "arrived (the process died or was killed)";
-    for (auto& [rank, fd] : ranks) {
-      try {
-        send_all(fd.get(), frame('F', message), Clock::now() + std::chrono::seconds(1));
-      } catch (const Error&) {
-      }
-    }
-    throw Error(message);
-  };
-  while (static_cast<int>(ranks.size()) < r.world_size - 1) {
-    std::vector<pollfd> fds{{listener.get(), POLLIN, 0}};
-    for (const Pending& p : pending) fds.push_back({p.fd.get(), POLLIN, 0});
-    const std::size_t polled_pending = pending.size();
-    std::vector<int> joined;  // their fds follow the pending ones
-    for (const auto& [rank, fd] : ranks) {
-      fds.push_back({fd.get(), POLLIN, 0});
-      joined.push_back(rank);
-    }
-    if (::poll(fds.data(), fds.size(), remaining_ms(deadline)) == 0) {
-      std::string missing;
-      for (int rank = 1; rank < r.world_size; ++rank)
-        if (!ranks.count(rank)) missing += (missing.empty() ? "" : ",") + std::to_string(rank);
-      std::string message = "rendezvous: rank(s) " + missing + " never arrived within " +
-                            std::to_string(r.timeout.count() / 1000) + " s";
-      if (!refused.empty()) {
-        message += "; refused meanwhile: ";
-        for (std::size_t i = 0; i < refused.size(); ++i) message += (i ? "; " : "") + refused[i];
-      }
-      for (auto& [rank, fd] : ranks) {
-        try {
-          send_all(fd.get(), frame('F', message), Clock::now() + std::chrono::seconds(1));
-        } catch (const Error&) {
-        }
-      }
-      throw Error(message);
-    }
-    if (fds[0].revents & POLLIN) {
-      const int client = ::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
-      if (client >= 0) pending.push_back({Fd(client), {}});
-    }
-    for (std::size_t i = 1; i <= polled_pending; ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      Pending& p = pending[i - 1];
-      char chunk[4096];
-      const ssize_t n = ::recv(p.fd.get(), chunk, sizeof chunk, 0);
-      if (n <= 0) {
-        p.fd = Fd();
-        continue;
-      }
-      p.buffer.append(chunk, static_cast<std::size_t>(n));
-      try {
-        auto f = take_frame(p.buffer);
-        if (!f) continue;
-        if (f->first != 'H') throw Error("expected a hello");
-        const fb::Hello* hello = &bootstrap::open_hello(f->second);
-        const int rank = static_cast<int>(hello->rank());
-        if (auto refusal = judge_hello(r, *hello, ranks.count(rank) > 0)) {
-          refuse(p, refusal->for_rank0, refusal->for_sender);
-          continue;
-        }
-        addresses[static_cast<std::size_t>(rank)] = as_string(hello->worker_address());
-        ranks.emplace(rank, std::move(p.fd));
-        logger().debug("rendezvous: rank {} said hello ({} of {} joined)", rank, ranks.size(),
-                       r.world_size - 1);
-      } catch (const Error& e) {
-        drop(p, e.what());
-      }
-    }
-    // A joined rank sends nothing more until the roster: readable means
-    // closed (or stray bytes, dropped).
-    std::vector<int> lost;
-    for (std::size_t j = 0; j < joined.size(); ++j) {
-      const pollfd& p = fds[1 + polled_pending + j];
-      if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      char chunk[256];
-      const ssize_t n = ::recv(p.fd, chunk, sizeof chunk, MSG_DONTWAIT);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
-        lost.push_back(joined[j]);
-    }
-    if (!lost.empty()) {
-      for (int rank : lost) ranks.erase(rank);
-      fail_for_lost(lost);
-    }
-    std::erase_if(pending, [](const Pending& p) { return p.fd.get() < 0; });
   }
-  const std::string roster = frame('R', roster_bytes(r, addresses));
-  for (auto& [rank, fd] : ranks) send_all(fd.get(), roster, deadline);
-  return addresses;
+  throw Error(message);
+}
+
+void RollCall::send_roster(Clock::time_point deadline) {
+  const std::string roster = frame('R', roster_bytes(r_, addresses_));
+  for (auto& [rank, fd] : ranks_) send_all(fd.get(), roster, deadline);
 }
 
 // A non-blocking connect bounded by the deadline (a host that drops SYNs
