@@ -4,7 +4,7 @@
 
 #include "tunelock/files.hpp"
 #include "tunelock/json_config.hpp"
-#include "tunelock/merge.hpp"
+#include "tunelock/timings_sidecar.hpp"
 #include "tunelock/version.hpp"
 
 namespace tunelock {

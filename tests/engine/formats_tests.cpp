@@ -14,10 +14,14 @@
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/merge.hpp"
+#include "tunelock/merge_report.hpp"
+#include "tunelock/record_file.hpp"
+#include "tunelock/records.hpp"
 #include "tunelock/runtime.hpp"
 #include "tunelock/table_binary.hpp"
 #include "tunelock/table_json.hpp"
 #include "tunelock/table_search.hpp"
+#include "tunelock/timings_sidecar.hpp"
 
 using namespace tunelock;
 using tunelock::testing::TempDir;

@@ -14,8 +14,10 @@
 #include "tunelock/json_config.hpp"
 #include "tunelock/merge.hpp"
 #include "tunelock/policy_sources.hpp"
+#include "tunelock/record_file.hpp"
 #include "tunelock/table_json.hpp"
 #include "tunelock/table_search.hpp"
+#include "tunelock/timings_sidecar.hpp"
 
 using namespace tunelock;
 using nlohmann::json;

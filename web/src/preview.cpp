@@ -9,6 +9,7 @@
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/merge.hpp"
+#include "tunelock/merge_report.hpp"
 #include "tunelock/policy_sources.hpp"
 #include "tunelock/selection.hpp"
 #include "tunelock/table_diff.hpp"

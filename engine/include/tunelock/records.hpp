@@ -3,7 +3,8 @@
 //   <prefix>.rank<N>.json          {arch: {qualified: {key: config}}}
 //                                  (exactly Megatron's record layout)
 //   <prefix>.rank<N>.timings.json  every candidate's timing + device provenance
-// both atomically, at exit and on demand.
+// both atomically, at exit and on demand. Read back by record_file.hpp; the
+// sidecar's one writer is timings_sidecar.hpp's timings_to_json.
 #pragma once
 
 #include <filesystem>

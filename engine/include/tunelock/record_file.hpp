@@ -1,0 +1,51 @@
+// The record file format, read: what a `record` run left on disk for one
+// rank, `<prefix>.rank<N>.json` ({arch: {qualified: {key: config}}}, exactly
+// Megatron's record layout), with its timing sidecar beside it when there is
+// one (timings_sidecar.hpp). The reader and the discovery of sidecars live
+// here; merging what was read is merge.hpp's business, writing it
+// records.hpp's.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "tunelock/config.hpp"
+#include "tunelock/table.hpp"
+
+namespace tunelock {
+
+// (arch, qualified kernel, tuning key)
+using RecordKey = std::tuple<std::string, std::string, std::string>;
+
+struct TimedCandidate {
+  std::string signature;
+  std::optional<double> median_ms;  // empty: failed to run
+  bool nondeterministic = false;    // the audit saw it give different bits
+};
+
+// One rank's record file, with its timing sidecar when there is one.
+struct RecordFile {
+  std::string origin;  // for messages
+  std::map<RecordKey, Config> winners;
+  bool has_timings = false;
+  int rank = -1;      // from the sidecar, else the `.rank<N>.json` name; -1 unknown
+  Provenance device;  // from the sidecar
+  std::map<RecordKey, std::vector<TimedCandidate>> timings;
+};
+
+// `{arch: {qualified: {key: config}}}`. Throws Error naming origin and path.
+RecordFile record_from_json(std::string_view text, const std::string& origin);
+
+// Reads `<prefix>.rankN.json` and, when present beside it, its sidecar
+// `<prefix>.rankN.timings.json` (or the binary `.timings.tlrt`).
+RecordFile load_record_file(const std::filesystem::path& path);
+
+// Loads each file; the same file named twice (by any spelling) is an Error.
+std::vector<RecordFile> load_record_files(const std::vector<std::filesystem::path>& paths);
+
+}  // namespace tunelock
