@@ -109,7 +109,7 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
   if (!arch.empty()) check_arch_name(arch, "--arch");
   std::set<std::string> archs;
   for (const RecordFile& r : records)
-    for (const auto& [key, config] : r.winners) archs.insert(std::get<0>(key));
+    for (const auto& [key, config] : r.winners) archs.insert(key.arch);
   std::string chosen = arch;
   if (chosen.empty()) {
     if (archs.size() > 1) {

@@ -8,10 +8,6 @@
 namespace tunelock {
 namespace {
 
-std::string key_text(const RecordKey& key) {
-  return std::get<0>(key) + "|" + std::get<1>(key) + "|" + std::get<2>(key);
-}
-
 void append_votes(std::string& out, const KeyVerdict& v) {
   for (const Vote& vote : v.votes) {
     out += fmt::format("  {} vote(s): {}", vote.count, vote.signature);
@@ -69,14 +65,14 @@ std::string disagreement_report(const std::vector<KeyVerdict>& disagreements) {
   if (!differing.empty())
     out += fmt::format("{} key(s) where ranks chose differently:\n", differing.size());
   for (const KeyVerdict* v : differing) {
-    out += key_text(v->key) + "\n";
+    out += to_string(v->key) + "\n";
     append_votes(out, *v);
     append_decision(out, *v);
   }
   if (!flagged_only.empty())
     out += fmt::format("{} key(s) with nondeterministic candidates:\n", flagged_only.size());
   for (const KeyVerdict* v : flagged_only) {
-    out += key_text(v->key) + "\n";
+    out += to_string(v->key) + "\n";
     append_votes(out, *v);
     append_decision(out, *v);
   }

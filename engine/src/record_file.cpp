@@ -26,6 +26,8 @@ int rank_in_name(const std::filesystem::path& path) {
 
 }  // namespace
 
+std::string to_string(const RecordKey& key) { return key.arch + "|" + key.kernel + "|" + key.key; }
+
 RecordFile record_from_json(std::string_view text, const std::string& origin) {
   const nlohmann::json root = parse_json(text, origin);
   RecordFile record;

@@ -153,7 +153,7 @@ std::string timings_to_json(const RecordFile& record) {
       if (c.nondeterministic) item["nondeterministic"] = true;  // absent: as before the audit
       list.push_back(std::move(item));
     }
-    timings[std::get<0>(key)][std::get<1>(key)][std::get<2>(key)] = std::move(list);
+    timings[key.arch][key.kernel][key.key] = std::move(list);
   }
   const Provenance& d = record.device;
   json out = {{"format_version", 1},
@@ -183,9 +183,9 @@ std::string timings_to_binary(const RecordFile& record) {
       if (c.nondeterministic) timing.add_nondeterministic(true);
       list.push_back(timing.Finish());
     }
-    const auto arch = b.CreateString(std::get<0>(key));
-    const auto kernel = b.CreateString(std::get<1>(key));
-    const auto text = b.CreateString(std::get<2>(key));
+    const auto arch = b.CreateString(key.arch);
+    const auto kernel = b.CreateString(key.kernel);
+    const auto text = b.CreateString(key.key);
     const auto vector = b.CreateVector(list);
     keys.push_back(fb::CreateTimedKey(b, arch, kernel, text, vector));
   }

@@ -116,7 +116,7 @@ json report(const std::vector<RecordFile>& records) {
   for (std::size_t i = 0; i < records.size(); ++i) {
     const int rank = records[i].rank >= 0 ? records[i].rank : static_cast<int>(i);
     for (const auto& [key, candidates] : records[i].timings) {
-      const std::string text = std::get<0>(key) + "|" + std::get<1>(key) + "|" + std::get<2>(key);
+      const std::string text = to_string(key);
       for (const TimedCandidate& c : candidates)
         if (c.median_ms) timings[text][c.signature].push_back({rank, *c.median_ms});
     }

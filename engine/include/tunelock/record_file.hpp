@@ -6,12 +6,12 @@
 // records.hpp's.
 #pragma once
 
+#include <compare>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <vector>
 
 #include "tunelock/config.hpp"
@@ -19,8 +19,21 @@
 
 namespace tunelock {
 
-// (arch, qualified kernel, tuning key)
-using RecordKey = std::tuple<std::string, std::string, std::string>;
+// What a record is kept under: one tuned key of one kernel on one arch.
+struct RecordKey {
+  std::string arch;
+  std::string kernel;  // qualified
+  std::string key;     // the tuning key's text
+
+  // Ordered arch, then kernel, then key. The return type is spelled out so
+  // the comparison is built from std::string's < and == where a standard
+  // library (the wasm build's libc++) has no <=> for strings.
+  std::strong_ordering operator<=>(const RecordKey&) const = default;
+  bool operator==(const RecordKey&) const = default;
+};
+
+// "arch|kernel|key", as reports print a record key.
+std::string to_string(const RecordKey& key);
 
 struct TimedCandidate {
   std::string signature;
