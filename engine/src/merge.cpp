@@ -35,7 +35,7 @@ std::map<RecordKey, std::set<std::string>> flagged_configs(const std::vector<Rec
   std::map<RecordKey, std::set<std::string>> out;
   for (const RecordFile& record : records)
     for (const auto& [key, candidates] : record.timings)
-      for (const TimedCandidate& c : candidates)
+      for (const CandidateTiming& c : candidates)
         if (c.nondeterministic) out[key].insert(c.signature);
   return out;
 }
@@ -63,7 +63,7 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
     for (const auto& [key, candidates] : record.timings) {
       auto by_key = votes.find(key);
       if (by_key == votes.end()) continue;
-      for (const TimedCandidate& c : candidates) {
+      for (const CandidateTiming& c : candidates) {
         auto vote = by_key->second.find(c.signature);
         if (vote != by_key->second.end() && c.median_ms)
           vote->second.timings_ms.push_back(*c.median_ms);

@@ -64,13 +64,13 @@ void add_timings_from_json(RecordFile& record, std::string_view text, const std:
       [&](const std::string& arch, const std::string& qualified, const std::string& key,
           const json& value, const std::string& at) {
         require_array(value, at);
-        std::vector<TimedCandidate> candidates;
+        std::vector<CandidateTiming> candidates;
         for (std::size_t i = 0; i < value.size(); ++i) {
           const std::string item = index_path(at, i);
           require_object(value[i], item);
           const json* sig = find_member(value[i], "signature");
           if (!sig) throw Error(member_path(item, "signature") + ": missing");
-          TimedCandidate candidate{require_string(*sig, member_path(item, "signature")), {}};
+          CandidateTiming candidate{require_string(*sig, member_path(item, "signature")), {}};
           if (const json* flag = find_member(value[i], "nondeterministic"))
             candidate.nondeterministic = require_bool(*flag, member_path(item, "nondeterministic"));
           const json* ms = find_member(value[i], "median_ms");
@@ -124,12 +124,12 @@ void add_timings(RecordFile& record, std::string_view bytes, const std::string& 
     check_kernel_name(kernel, at + ".kernel");
     const std::string text = str(key->key(), at + ".key");
     check_key(text, at + ".key");
-    std::vector<TimedCandidate> candidates;
+    std::vector<CandidateTiming> candidates;
     for (flatbuffers::uoffset_t i = 0; i < key->candidates()->size(); ++i) {
       const fb::CandidateTiming* c = key->candidates()->Get(i);
       const std::string signature =
           str(c->signature(), at + ".candidates[" + std::to_string(i) + "].signature");
-      TimedCandidate candidate{signature, {}, c->nondeterministic()};
+      CandidateTiming candidate{signature, {}, c->nondeterministic()};
       if (c->median_ms()) {
         if (!(*c->median_ms() >= 0) || !std::isfinite(*c->median_ms()))
           throw Error(origin + ": " + key->kernel()->str() + " [" + key->key()->str() +
@@ -147,7 +147,7 @@ std::string timings_to_json(const RecordFile& record) {
   json timings = json::object();
   for (const auto& [key, candidates] : record.timings) {
     json list = json::array();
-    for (const TimedCandidate& c : candidates) {
+    for (const CandidateTiming& c : candidates) {
       json item = {{"signature", c.signature},
                    {"median_ms", c.median_ms ? json(*c.median_ms) : json(nullptr)}};
       if (c.nondeterministic) item["nondeterministic"] = true;  // absent: as before the audit
@@ -175,7 +175,7 @@ std::string timings_to_binary(const RecordFile& record) {
   std::vector<flatbuffers::Offset<fb::TimedKey>> keys;
   for (const auto& [key, candidates] : record.timings) {  // std::map: sorted
     std::vector<flatbuffers::Offset<fb::CandidateTiming>> list;
-    for (const TimedCandidate& c : candidates) {
+    for (const CandidateTiming& c : candidates) {
       const auto signature_offset = b.CreateString(c.signature);
       fb::CandidateTimingBuilder timing(b);
       timing.add_signature(signature_offset);

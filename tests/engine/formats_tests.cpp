@@ -332,7 +332,8 @@ BOOST_AUTO_TEST_CASE(record_files_written_by_a_run_merge_back) {
   TempDir dir;
   RecordStore store;
   store.add("host", "demo.mm", "M=1", make_config({{"BLOCK", 64}}, 4, 2),
-            {{make_config({{"BLOCK", 64}}, 4, 2), 0.5}, {make_config({{"BLOCK", 32}}, 4, 2), 0.7}});
+            {{signature(make_config({{"BLOCK", 64}}, 4, 2)), 0.5},
+             {signature(make_config({{"BLOCK", 32}}, 4, 2)), 0.7}});
   store.write(dir.path() / "rec", 0);
   const RecordFile loaded = load_record_file(dir.path() / "rec.rank0.json");
   BOOST_TEST(loaded.has_timings);

@@ -117,7 +117,7 @@ json report(const std::vector<RecordFile>& records) {
     const int rank = records[i].rank >= 0 ? records[i].rank : static_cast<int>(i);
     for (const auto& [key, candidates] : records[i].timings) {
       const std::string text = to_string(key);
-      for (const TimedCandidate& c : candidates)
+      for (const CandidateTiming& c : candidates)
         if (c.median_ms) timings[text][c.signature].push_back({rank, *c.median_ms});
     }
   }

@@ -35,10 +35,11 @@ struct RecordKey {
 // "arch|kernel|key", as reports print a record key.
 std::string to_string(const RecordKey& key);
 
-struct TimedCandidate {
-  std::string signature;
-  std::optional<double> median_ms;  // empty: failed to run
-  bool nondeterministic = false;    // the audit saw it give different bits
+// One candidate's timing on one rank, as a record run captured it.
+struct CandidateTiming {
+  std::string signature;            // the candidate's config, signature(config)
+  std::optional<double> median_ms;  // empty when the candidate failed to run
+  bool nondeterministic = false;    // gave different bits in two runs of itself
 };
 
 // One rank's record file, with its timing sidecar when there is one.
@@ -48,7 +49,7 @@ struct RecordFile {
   bool has_timings = false;
   int rank = -1;      // from the sidecar, else the `.rank<N>.json` name; -1 unknown
   Provenance device;  // from the sidecar
-  std::map<RecordKey, std::vector<TimedCandidate>> timings;
+  std::map<RecordKey, std::vector<CandidateTiming>> timings;
 };
 
 // `{arch: {qualified: {key: config}}}`. Throws Error naming origin and path.

@@ -10,20 +10,14 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "tunelock/config.hpp"
+#include "tunelock/record_file.hpp"
 #include "tunelock/table.hpp"
 
 namespace tunelock {
-
-struct CandidateTiming {
-  Config config;
-  std::optional<double> median_ms;  // empty when the candidate failed to run
-  bool nondeterministic = false;    // gave different bits in two runs of itself
-};
 
 class RecordStore {
  public:
