@@ -47,6 +47,20 @@ double aggregated_ms(const Vote& vote) {
   return median_of_sorted(vote.timings_ms);  // kept sorted: the median is order-free
 }
 
+std::string_view to_string(DecidedBy decided_by) {
+  switch (decided_by) {
+    case DecidedBy::unanimous:
+      return "unanimous";
+    case DecidedBy::majority:
+      return "majority";
+    case DecidedBy::timing:
+      return "timing";
+    case DecidedBy::config_text:
+      return "config_text";
+  }
+  return "unknown";
+}
+
 std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
   require_distinct(records);
   const auto flagged = flagged_configs(records);
@@ -72,7 +86,7 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
   }
   std::vector<KeyVerdict> out;
   for (auto& [key, by_signature] : votes) {
-    KeyVerdict verdict{key, {}, {}, "unanimous"};
+    KeyVerdict verdict{key, {}, {}, DecidedBy::unanimous};
     const auto flags = flagged.find(key);
     if (flags != flagged.end())
       verdict.nondeterministic.assign(flags->second.begin(), flags->second.end());
@@ -93,11 +107,11 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
       const Vote& first = verdict.votes[0];
       const Vote& second = verdict.votes[1];
       if (first.count != second.count)
-        verdict.decided_by = "majority";
+        verdict.decided_by = DecidedBy::majority;
       else if (aggregated_ms(first) != aggregated_ms(second))
-        verdict.decided_by = "timing";
+        verdict.decided_by = DecidedBy::timing;
       else
-        verdict.decided_by = "config_text";
+        verdict.decided_by = DecidedBy::config_text;
     }
     out.push_back(std::move(verdict));
   }

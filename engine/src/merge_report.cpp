@@ -28,7 +28,7 @@ void append_decision(std::string& out, const KeyVerdict& v) {
     out += "  -> every winner was nondeterministic: left out of the table\n";
     return;
   }
-  out += fmt::format("  -> kept {} ({})", v.votes[0].signature, v.decided_by);
+  out += fmt::format("  -> kept {} ({})", v.votes[0].signature, to_string(v.decided_by));
   if (v.votes.size() > 1) {
     const double best = aggregated_ms(v.votes[0]), runner = aggregated_ms(v.votes[1]);
     if (best != kNoTiming && runner != kNoTiming && std::min(best, runner) > 0) {
@@ -54,7 +54,7 @@ nlohmann::json verdict_to_json(const KeyVerdict& verdict) {
           {"nondeterministic", verdict.nondeterministic},
           {"kept",
            verdict.votes.empty() ? nlohmann::json() : nlohmann::json(verdict.votes[0].signature)},
-          {"decided_by", verdict.decided_by}};
+          {"decided_by", to_string(verdict.decided_by)}};
 }
 
 std::string disagreement_report(const std::vector<KeyVerdict>& disagreements) {

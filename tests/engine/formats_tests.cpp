@@ -240,8 +240,8 @@ BOOST_AUTO_TEST_CASE(majority_wins_and_timing_breaks_ties) {
   BOOST_TEST(signature(result.table->entry("pkg.mm", "M=1")->config) ==
              "BLOCK_M=64;warps=4;stages=3");
   BOOST_TEST_REQUIRE(result.disagreements.size() == 2u);
-  BOOST_TEST(result.disagreements[0].decided_by == "timing");
-  BOOST_TEST(result.disagreements[1].decided_by == "majority");
+  BOOST_TEST((result.disagreements[0].decided_by == DecidedBy::timing));
+  BOOST_TEST((result.disagreements[1].decided_by == DecidedBy::majority));
   BOOST_TEST(result.table->provenance().device_name == "NVIDIA H200");
   BOOST_TEST(result.table->provenance().recorded_at == "2026-11-04T10:00:00Z");  // from the inputs
 }
@@ -252,7 +252,7 @@ BOOST_AUTO_TEST_CASE(without_timings_ties_break_by_canonical_config_text) {
   // "BLOCK_M=128..." sorts before "BLOCK_M=64...".
   BOOST_TEST(signature(result.table->entry("pkg.mm", "M=1")->config) ==
              "BLOCK_M=128;warps=8;stages=3");
-  BOOST_TEST(result.disagreements[0].decided_by == "config_text");
+  BOOST_TEST((result.disagreements[0].decided_by == DecidedBy::config_text));
 }
 
 BOOST_AUTO_TEST_CASE(output_bytes_are_the_same_for_every_file_order) {

@@ -12,6 +12,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tunelock/config.hpp"
@@ -35,13 +36,21 @@ struct Vote {
 inline constexpr double kNoTiming = std::numeric_limits<double>::infinity();
 double aggregated_ms(const Vote& vote);
 
+// What settled a key: every rank chose alike, or the most votes, or (votes
+// tied) the best aggregated timing, or (timings tied too, or absent) the
+// smallest canonical config text.
+enum class DecidedBy { unanimous, majority, timing, config_text };
+
+// "unanimous", "majority", "timing" or "config_text".
+std::string_view to_string(DecidedBy decided_by);
+
 struct KeyVerdict {
   RecordKey key;
   std::vector<Vote> votes;  // most votes first, then the tie-break order
   // Configs some rank's audit flagged: sorted signatures. Their votes are
   // left out of `votes`; a key whose every vote was flagged has no votes.
   std::vector<std::string> nondeterministic;
-  std::string decided_by;  // "unanimous", "majority", "timing" or "config_text"
+  DecidedBy decided_by = DecidedBy::unanimous;
 };
 
 struct MergeResult {
