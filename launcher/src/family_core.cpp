@@ -113,7 +113,7 @@ std::size_t FamilyCore::choose_timed(const std::string& arch, const std::string&
   if (recorded) {
     std::vector<CandidateTiming> timings;
     for (std::size_t i = 0; i < configs_.size(); ++i)
-      timings.push_back({configs_[i], tuned.median_ms[i], tuned.nondeterministic[i]});
+      timings.push_back({signature(configs_[i]), tuned.median_ms[i], tuned.nondeterministic[i]});
     runtime.record(arch, qualified_, key, configs_[tuned.best], std::move(timings));
   }
   return tuned.best;

@@ -15,7 +15,7 @@
 #include "tunelock/launcher/detail/choice_cache.hpp"
 #include "tunelock/launcher/host_backend.hpp"
 #include "tunelock/launcher/kernel_family.hpp"
-#include "tunelock/merge.hpp"
+#include "tunelock/record_file.hpp"
 
 using namespace tunelock;
 using namespace tunelock::launcher;

@@ -15,12 +15,13 @@
 #include "tunelock/choice_log.hpp"
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/error.hpp"
-#include "tunelock/merge.hpp"
 #include "tunelock/policy_sources.hpp"
+#include "tunelock/record_file.hpp"
 #include "tunelock/run_compare.hpp"
 #include "tunelock/run_preview.hpp"
 #include "tunelock/table_binary.hpp"
 #include "tunelock/table_json.hpp"
+#include "tunelock/timings_sidecar.hpp"
 
 namespace {
 
