@@ -5,8 +5,9 @@
 #include "fuzz_target.hpp"
 #include "tunelock/candidates.hpp"
 #include "tunelock/choice_log_file.hpp"
-#include "tunelock/merge.hpp"
+#include "tunelock/record_file.hpp"
 #include "tunelock/table_search.hpp"
+#include "tunelock/timings_sidecar.hpp"
 
 namespace {
 

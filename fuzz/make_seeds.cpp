@@ -9,11 +9,11 @@
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/log.hpp"
-#include "tunelock/merge.hpp"
 #include "tunelock/notices.hpp"
 #include "tunelock/runtime.hpp"
 #include "tunelock/table_binary.hpp"
 #include "tunelock/table_json.hpp"
+#include "tunelock/timings_sidecar.hpp"
 #include "tunelock/verify.hpp"
 #include "two_rank_tree.hpp"
 

@@ -8,6 +8,9 @@
 #include "tunelock/file_kind.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/merge.hpp"
+#include "tunelock/merge_report.hpp"
+#include "tunelock/record_file.hpp"
+#include "tunelock/timings_sidecar.hpp"
 
 namespace tunelock::cli {
 namespace {

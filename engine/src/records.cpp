@@ -4,7 +4,7 @@
 
 #include "tunelock/files.hpp"
 #include "tunelock/json_config.hpp"
-#include "tunelock/merge.hpp"
+#include "tunelock/timings_sidecar.hpp"
 #include "tunelock/version.hpp"
 
 namespace tunelock {
@@ -50,9 +50,7 @@ void RecordStore::write(const fs::path& prefix, int rank) const {
       for (const auto& [qualified, keys] : kernels) {
         for (const auto& [key, recorded] : keys) {
           winners[arch][qualified][key] = config_to_json(recorded.winner);
-          std::vector<TimedCandidate>& candidates = sidecar.timings[{arch, qualified, key}];
-          for (const CandidateTiming& t : recorded.timings)
-            candidates.push_back({signature(t.config), t.median_ms, t.nondeterministic});
+          sidecar.timings[{arch, qualified, key}] = recorded.timings;
         }
       }
     }

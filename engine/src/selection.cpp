@@ -57,17 +57,19 @@ std::optional<Choice> choose_from_table(const KernelId& kernel, const std::strin
   const std::array<std::string_view, 2> keys{key, kWildcardKey};
   const std::size_t key_count = key == kWildcardKey ? 1 : 2;
   for (std::string_view name : table_names(kernel, qualified)) {
-    if (!rules.table->has_kernel(name)) {
+    const NameMatch found =
+        rules.table->match_in_order(name, std::span(keys).first(key_count), candidates);
+    if (!found.kernel_present) {
       if (rules.explanation)
         rules.explanation->push_back("table " + std::string(rules.table->arch()) + " " +
                                      std::string(name) + ": no entries for this name");
       continue;
     }
-    for (std::size_t k = 0; k < key_count; ++k) {
-      const EntryMatch found = rules.table->match(name, keys[k], candidates);
-      if (rules.explanation) explain_table_step(rules, name, keys[k], found);
-      if (found.index) return Choice{*found.index, k == 0 ? Reason::table : Reason::table_wildcard};
-      if (found.stale() &&
+    for (std::size_t k = 0; k < found.tried; ++k) {
+      const EntryMatch& match = found.keys[k];
+      if (rules.explanation) explain_table_step(rules, name, keys[k], match);
+      if (match.index) return Choice{*match.index, k == 0 ? Reason::table : Reason::table_wildcard};
+      if (match.stale() &&
           notices_of(rules).first("stale|" + std::string(name) + "|" + std::string(keys[k]))) {
         warn(rules, "table entry for kernel '" + std::string(name) + "' key '" +
                         std::string(keys[k]) + "' on " + std::string(rules.arch) +

@@ -1,12 +1,8 @@
 #include "tunelock/table.hpp"
 
-// Inlined: kernel names and keys are short, a library call costs as much as the hash.
-#ifndef XXH_INLINE_ALL
-#define XXH_INLINE_ALL
-#endif
-#include <xxhash.h>
-
 #include <algorithm>
+
+#include "flat_string_map.hpp"
 
 namespace tunelock {
 
@@ -32,22 +28,61 @@ std::size_t Table::entry_count() const {
   return count;
 }
 
-std::size_t InMemoryTable::StringHash::operator()(std::string_view s) const {
-  return static_cast<std::size_t>(XXH3_64bits(s.data(), s.size()));
+NameMatch Table::match_in_order(std::string_view kernel, std::span<const std::string_view> keys,
+                                std::span<const Config> candidates) const {
+  NameMatch out;
+  out.kernel_present = has_kernel(kernel);
+  if (!out.kernel_present) return out;
+  for (std::string_view key : keys) {
+    if (out.tried == out.keys.size()) break;
+    const EntryMatch& found = out.keys[out.tried++] = match(kernel, key, candidates);
+    if (found.index) break;
+  }
+  return out;
 }
 
+struct InMemoryTable::Index {
+  detail::FlatStringMap<detail::FlatStringMap<TableEntry>> kernels;
+};
+
+namespace {
+
+// What a present entry says of the live candidates: the first it matches.
+// Filled in place: a small struct of flags built in one function and copied
+// whole in another stalls on reading back bytes as words, which cost a
+// table hit more than the lookups.
+void match_entry(const TableEntry& entry, std::span<const Config> candidates, EntryMatch& out) {
+  out.present = true;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (entry.matches(candidates[i])) {
+      out.index = i;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
 InMemoryTable::InMemoryTable(std::string arch, Provenance provenance)
-    : arch_(std::move(arch)), provenance_(std::move(provenance)) {}
+    : arch_(std::move(arch)),
+      provenance_(std::move(provenance)),
+      index_(std::make_unique<Index>()) {}
+
+InMemoryTable::~InMemoryTable() = default;
+InMemoryTable::InMemoryTable(InMemoryTable&&) noexcept = default;
+InMemoryTable& InMemoryTable::operator=(InMemoryTable&&) noexcept = default;
 
 void InMemoryTable::set(std::string kernel, std::string key, TableEntry entry) {
-  kernels_[std::move(kernel)].insert_or_assign(std::move(key), std::move(entry));
+  index_->kernels[kernel][key] = std::move(entry);
 }
 
 const TableEntry* InMemoryTable::find(std::string_view kernel, std::string_view key) const {
-  auto by_kernel = kernels_.find(kernel);
-  if (by_kernel == kernels_.end()) return nullptr;
-  auto by_key = by_kernel->second.find(key);
-  return by_key == by_kernel->second.end() ? nullptr : &by_key->second;
+  const auto* keys = index_->kernels.find(kernel);
+  return keys ? keys->find(key) : nullptr;
+}
+
+bool InMemoryTable::has_kernel(std::string_view kernel) const {
+  return index_->kernels.find(kernel) != nullptr;
 }
 
 std::optional<TableEntry> InMemoryTable::entry(std::string_view kernel,
@@ -60,26 +95,40 @@ std::optional<TableEntry> InMemoryTable::entry(std::string_view kernel,
 EntryMatch InMemoryTable::match(std::string_view kernel, std::string_view key,
                                 std::span<const Config> candidates) const {
   const TableEntry* found = find(kernel, key);
-  if (!found) return {};
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (found->matches(candidates[i])) return {true, i};
+  EntryMatch out;
+  if (found) match_entry(*found, candidates, out);
+  return out;
+}
+
+NameMatch InMemoryTable::match_in_order(std::string_view kernel,
+                                        std::span<const std::string_view> keys,
+                                        std::span<const Config> candidates) const {
+  NameMatch out;
+  const auto* by_key = index_->kernels.find(kernel);  // the name is looked up once
+  if (!by_key) return out;
+  out.kernel_present = true;
+  for (std::string_view key : keys) {
+    if (out.tried == out.keys.size()) break;
+    EntryMatch& match = out.keys[out.tried++];
+    if (const TableEntry* found = by_key->find(key)) match_entry(*found, candidates, match);
+    if (match.index) break;
   }
-  return {true, std::nullopt};
+  return out;
 }
 
 std::vector<std::string> InMemoryTable::kernels() const {
   std::vector<std::string> names;
-  names.reserve(kernels_.size());
-  for (const auto& [name, keys] : kernels_) names.push_back(name);
+  names.reserve(index_->kernels.size());
+  for (const auto& [name, keys] : index_->kernels.items()) names.push_back(name);
   std::sort(names.begin(), names.end());
   return names;
 }
 
 std::vector<std::string> InMemoryTable::keys(std::string_view kernel) const {
   std::vector<std::string> out;
-  auto found = kernels_.find(kernel);
-  if (found == kernels_.end()) return out;
-  for (const auto& [key, entry] : found->second) out.push_back(key);
+  const auto* found = index_->kernels.find(kernel);
+  if (!found) return out;
+  for (const auto& [key, entry] : found->items()) out.push_back(key);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -11,6 +11,8 @@ namespace tunelock::launcher {
 FamilyCore::FamilyCore(Launcher& launcher, KernelId id, std::vector<std::string> key_args,
                        std::vector<Config> configs)
     : launcher_(launcher),
+      runtime_(launcher.runtime()),
+      backend_(launcher.backend()),
       id_(std::move(id)),
       qualified_(id_.qualified()),
       key_args_(std::move(key_args)),
@@ -28,13 +30,6 @@ FamilyCore::FamilyCore(Launcher& launcher, KernelId id, std::vector<std::string>
 FamilyCore::~FamilyCore() { launcher_.remove(this); }
 
 Backend& FamilyCore::backend() const { return launcher_.backend(); }
-
-std::optional<std::size_t> FamilyCore::cached(std::span<const KeyValue> values,
-                                              std::span<const std::string_view> dtypes) const {
-  if (generation_.load(std::memory_order_acquire) != launcher_.runtime().generation())
-    return std::nullopt;  // a new policy: decide again
-  return caches_[launcher_.backend().arch_slot()].find(RawKey(values, dtypes).bytes());
-}
 
 std::size_t FamilyCore::cached_keys() const {
   std::size_t count = 0;
@@ -58,7 +53,6 @@ std::size_t FamilyCore::decide(std::span<const KeyValue> values,
                                std::span<const std::string_view> dtypes, const CallSite& site) {
   std::lock_guard decide_lock(decide_mutex_);
   const std::uint64_t generation = launcher_.runtime().generation();
-  const RawKey raw(values, dtypes);
   if (generation_.load(std::memory_order_relaxed) != generation) {
     // Choices belong to the policy they were made under. A launch racing
     // with a policy change may still use the old choice once; install a
@@ -68,10 +62,10 @@ std::size_t FamilyCore::decide(std::span<const KeyValue> values,
   }
   const std::size_t slot = launcher_.backend().arch_slot();
   ChoiceCache& cache = caches_[slot];
-  if (auto hit = cache.find(raw.bytes())) return *hit;
+  if (const std::size_t hit = cache.find(values, dtypes); hit != ChoiceCache::kNone) return hit;
   const std::size_t index =
       choose(launcher_.backend().arch(slot), tuning_key_text(values, dtypes), site);
-  cache.insert(raw.bytes(), index);
+  cache.insert(values, dtypes, index);
   return index;
 }
 
@@ -119,7 +113,7 @@ std::size_t FamilyCore::choose_timed(const std::string& arch, const std::string&
   if (recorded) {
     std::vector<CandidateTiming> timings;
     for (std::size_t i = 0; i < configs_.size(); ++i)
-      timings.push_back({configs_[i], tuned.median_ms[i], tuned.nondeterministic[i]});
+      timings.push_back({signature(configs_[i]), tuned.median_ms[i], tuned.nondeterministic[i]});
     runtime.record(arch, qualified_, key, configs_[tuned.best], std::move(timings));
   }
   return tuned.best;

@@ -192,7 +192,8 @@ int tunelock_record(const char* arch, const char* qualified, const char* key,
       const json& item = list[i];
       if (!item.is_object() || !item.contains("config"))
         throw Error(where + ": expected {\"config\": ..., \"median_ms\": ...}");
-      CandidateTiming timing{config_from_json(item["config"], where + ".config"), std::nullopt};
+      CandidateTiming timing{signature(config_from_json(item["config"], where + ".config")),
+                             std::nullopt};
       if (item.contains("median_ms") && !item["median_ms"].is_null()) {
         const json& ms = item["median_ms"];
         if (!ms.is_number() || !(ms.get<double>() >= 0) || !std::isfinite(ms.get<double>()))

@@ -21,6 +21,8 @@
 #include "tunelock/cuda/cuda_backend.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/merge.hpp"
+#include "tunelock/merge_report.hpp"
+#include "tunelock/record_file.hpp"
 #include "tunelock/table_json.hpp"
 
 using namespace tunelock;

@@ -43,6 +43,30 @@ void BM_CachedFamilyCall(benchmark::State& state) {
 }
 BENCHMARK(BM_CachedFamilyCall);
 
+// Every call with another key than the last (four shapes in turn): the
+// cache's last-hit shortcut never applies, so this is the hashed lookup.
+void BM_CachedFamilyCallKeysInTurn(benchmark::State& state) {
+  Notices notices;
+  Runtime runtime(0, notices);
+  Policy pinned;
+  pinned.mode = Mode::pinned;
+  runtime.install(pinned);
+  launcher::HostBackend backend;
+  launcher::Launcher launcher(backend, runtime);
+  launcher::KernelFamily<const float*, float*, int> family(
+      launcher, {"bench.ops", "axpy"}, {"N"},
+      {{make_config({{"BLOCK", 16}}), axpy}, {make_config({{"BLOCK", 32}}), axpy}});
+  std::vector<float> x(16, 1.0f), y(16, 0.0f);
+  for (std::int64_t n = 13; n <= 16; ++n) family({n}, {"f32"}, x.data(), y.data(), 16);
+  std::int64_t n = 13;
+  for (auto _ : state) {
+    family({n}, {"f32"}, x.data(), y.data(), 16);
+    n = n == 16 ? 13 : n + 1;
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_CachedFamilyCallKeysInTurn);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -20,6 +20,8 @@
 #include "tunelock/files.hpp"
 #include "tunelock/launcher/kernel_family.hpp"
 #include "tunelock/merge.hpp"
+#include "tunelock/merge_report.hpp"
+#include "tunelock/record_file.hpp"
 
 using namespace tunelock;
 using namespace tunelock::launcher;

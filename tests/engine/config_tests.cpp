@@ -26,10 +26,16 @@ BOOST_AUTO_TEST_CASE(signature_names_ctas_only_when_not_one_and_maxnreg_only_whe
 
 BOOST_AUTO_TEST_CASE(configs_that_differ_anywhere_have_different_signatures) {
   const Config base = make_config({{"BLOCK_M", 64}}, 4, 3);
-  std::vector<Config> variants{
-      make_config({{"BLOCK_M", 128}}, 4, 3),       make_config({{"BLOCK_M", 64}}, 8, 3),
-      make_config({{"BLOCK_M", 64}}, 4, 4),        make_config({{"BLOCK_M", 64}}, 4, 3, 2),
-      make_config({{"BLOCK_M", 64}}, 4, 3, 1, 96), make_config({{"BLOCK_N", 64}}, 4, 3)};
+  std::vector<Config> variants{make_config({{"BLOCK_M", 128}}, 4, 3),
+                               make_config({{"BLOCK_M", 64}}, 8, 3),
+                               make_config({{"BLOCK_M", 64}}, 4, 4),
+                               make_config({{"BLOCK_M", 64}}, 4, 3, 2),
+                               make_config({{"BLOCK_M", 64}}, 4, 3, 1, 96),
+                               make_config({{"BLOCK_N", 64}}, 4, 3),
+                               make_config({{"BLOCK_M", 64}, {"BLOCK_N", 64}}, 4, 3)};
+  Config with_ir = base;
+  with_ir.ir_override = "kernel.ttgir";
+  variants.push_back(with_ir);
   for (const Config& v : variants) {
     BOOST_TEST(signature(v) != signature(base));
     BOOST_TEST(!(v == base));

@@ -9,10 +9,11 @@
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/file_kind.hpp"
 #include "tunelock/files.hpp"
-#include "tunelock/merge.hpp"
+#include "tunelock/record_file.hpp"
 #include "tunelock/table_binary.hpp"
 #include "tunelock/table_json.hpp"
 #include "tunelock/table_search.hpp"
+#include "tunelock/timings_sidecar.hpp"
 
 using namespace tunelock;
 using tunelock::testing::contains;

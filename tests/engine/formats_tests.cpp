@@ -14,10 +14,14 @@
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/merge.hpp"
+#include "tunelock/merge_report.hpp"
+#include "tunelock/record_file.hpp"
+#include "tunelock/records.hpp"
 #include "tunelock/runtime.hpp"
 #include "tunelock/table_binary.hpp"
 #include "tunelock/table_json.hpp"
 #include "tunelock/table_search.hpp"
+#include "tunelock/timings_sidecar.hpp"
 
 using namespace tunelock;
 using tunelock::testing::TempDir;
@@ -236,8 +240,8 @@ BOOST_AUTO_TEST_CASE(majority_wins_and_timing_breaks_ties) {
   BOOST_TEST(signature(result.table->entry("pkg.mm", "M=1")->config) ==
              "BLOCK_M=64;warps=4;stages=3");
   BOOST_TEST_REQUIRE(result.disagreements.size() == 2u);
-  BOOST_TEST(result.disagreements[0].decided_by == "timing");
-  BOOST_TEST(result.disagreements[1].decided_by == "majority");
+  BOOST_TEST((result.disagreements[0].decided_by == DecidedBy::timing));
+  BOOST_TEST((result.disagreements[1].decided_by == DecidedBy::majority));
   BOOST_TEST(result.table->provenance().device_name == "NVIDIA H200");
   BOOST_TEST(result.table->provenance().recorded_at == "2026-11-04T10:00:00Z");  // from the inputs
 }
@@ -248,7 +252,7 @@ BOOST_AUTO_TEST_CASE(without_timings_ties_break_by_canonical_config_text) {
   // "BLOCK_M=128..." sorts before "BLOCK_M=64...".
   BOOST_TEST(signature(result.table->entry("pkg.mm", "M=1")->config) ==
              "BLOCK_M=128;warps=8;stages=3");
-  BOOST_TEST(result.disagreements[0].decided_by == "config_text");
+  BOOST_TEST((result.disagreements[0].decided_by == DecidedBy::config_text));
 }
 
 BOOST_AUTO_TEST_CASE(output_bytes_are_the_same_for_every_file_order) {
@@ -328,7 +332,8 @@ BOOST_AUTO_TEST_CASE(record_files_written_by_a_run_merge_back) {
   TempDir dir;
   RecordStore store;
   store.add("host", "demo.mm", "M=1", make_config({{"BLOCK", 64}}, 4, 2),
-            {{make_config({{"BLOCK", 64}}, 4, 2), 0.5}, {make_config({{"BLOCK", 32}}, 4, 2), 0.7}});
+            {{signature(make_config({{"BLOCK", 64}}, 4, 2)), 0.5},
+             {signature(make_config({{"BLOCK", 32}}, 4, 2)), 0.7}});
   store.write(dir.path() / "rec", 0);
   const RecordFile loaded = load_record_file(dir.path() / "rec.rank0.json");
   BOOST_TEST(loaded.has_timings);

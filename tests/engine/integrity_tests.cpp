@@ -12,9 +12,9 @@
 #include "tunelock/choice_log.hpp"
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/error.hpp"
-#include "tunelock/merge.hpp"
 #include "tunelock/table_binary.hpp"
 #include "tunelock/table_json.hpp"
+#include "tunelock/timings_sidecar.hpp"
 #include "tunelock/verify.hpp"
 
 using namespace tunelock;

@@ -14,8 +14,10 @@
 #include "tunelock/json_config.hpp"
 #include "tunelock/merge.hpp"
 #include "tunelock/policy_sources.hpp"
+#include "tunelock/record_file.hpp"
 #include "tunelock/table_json.hpp"
 #include "tunelock/table_search.hpp"
+#include "tunelock/timings_sidecar.hpp"
 
 using namespace tunelock;
 using nlohmann::json;
@@ -165,7 +167,8 @@ BOOST_AUTO_TEST_CASE(ties_without_timings_break_as_megatrons_merge_does) {
             "maxnreg": null, "ir_override": "a.ttgir"}})");
   BOOST_TEST(json::parse(table_to_json(*result.table))["kernels"]["pkg.scan"] == expected);
   BOOST_TEST_REQUIRE(result.disagreements.size() == 3u);
-  for (const KeyVerdict& v : result.disagreements) BOOST_TEST(v.decided_by == "config_text");
+  for (const KeyVerdict& v : result.disagreements)
+    BOOST_TEST((v.decided_by == DecidedBy::config_text));
 }
 
 BOOST_AUTO_TEST_CASE(ties_with_timings_go_to_the_best_median_first) {
@@ -182,7 +185,7 @@ BOOST_AUTO_TEST_CASE(ties_with_timings_go_to_the_best_median_first) {
   }
   const MergeResult result = merge_records(records, "", "");
   BOOST_TEST(signature(result.table->entry("k", "M=1")->config) == "BLOCK_M=64;warps=4;stages=4");
-  BOOST_TEST(result.disagreements.at(0).decided_by == "timing");
+  BOOST_TEST((result.disagreements.at(0).decided_by == DecidedBy::timing));
 }
 
 BOOST_AUTO_TEST_CASE(the_same_file_or_two_files_of_one_rank_are_errors_not_two_votes) {

@@ -116,7 +116,7 @@ BOOST_AUTO_TEST_CASE(changing_away_from_record_writes_pending_records_first) {
   record.record_path = (dir.path() / "rec").string();
   runtime.install(record);
   runtime.record("sm90", "pkg.ops.matmul", "M=1", candidates()[0],
-                 {{candidates()[0], 1.5}, {candidates()[1], std::nullopt}});
+                 {{signature(candidates()[0]), 1.5}, {signature(candidates()[1]), std::nullopt}});
   runtime.install(pinned());
   const auto written = nlohmann::json::parse(read_file(dir.path() / "rec.rank3.json"));
   BOOST_TEST(

@@ -2,11 +2,17 @@
 // the real Megatron tables in the shared fixtures.
 #include <boost/test/unit_test.hpp>
 
+#include <array>
+#include <map>
+#include <cstring>
+#include <random>
+
 #include <nlohmann/json.hpp>
 
 #include "captured_log.hpp"
 #include "temp_dir.hpp"
 #include "tunelock/candidates.hpp"
+#include "tunelock/detail/same_bytes.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/selection.hpp"
@@ -130,6 +136,100 @@ BOOST_AUTO_TEST_CASE(missing_files_and_directories_are_clear_errors) {
   BOOST_CHECK_EXCEPTION(read_file(dir.path()), Error, [](const Error& e) {
     return std::string(e.what()).find("is a directory") != std::string::npos;
   });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The in-memory table's own index against std::map, over names and keys of
+// many lengths (its length filter works modulo 64, so some collide).
+BOOST_AUTO_TEST_SUITE(in_memory_index)
+
+BOOST_AUTO_TEST_CASE(lookups_answer_as_a_sorted_map_does) {
+  std::mt19937_64 random(7);
+  const std::vector<Config> configs{make_config({{"BLOCK", 16}}), make_config({{"BLOCK", 32}}),
+                                    make_config({{"BLOCK", 64}}, 8)};
+  auto name = [&](std::size_t max_length) {
+    std::string text(1 + random() % max_length, 'a');
+    for (char& c : text) c = static_cast<char>('a' + random() % 3);
+    return text;
+  };
+  InMemoryTable table("sm90");
+  std::map<std::string, std::map<std::string, std::size_t>> expected;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string kernel = name(70), key = i % 10 == 0 ? "*" : name(140);
+    const std::size_t config = random() % configs.size();
+    table.set(kernel, key, TableEntry{configs[config]});  // repeats overwrite
+    expected[kernel][key] = config;
+  }
+  std::vector<std::string> kernels;
+  for (const auto& [kernel, keys] : expected) kernels.push_back(kernel);
+  BOOST_TEST(table.kernels() == kernels, boost::test_tools::per_element());
+  for (int i = 0; i < 20000; ++i) {
+    const std::string kernel = i % 2 ? kernels[random() % kernels.size()] : name(70);
+    const std::string key = name(140);
+    const auto by_kernel = expected.find(kernel);
+    BOOST_TEST(table.has_kernel(kernel) == (by_kernel != expected.end()));
+    if (by_kernel == expected.end()) continue;
+    for (const std::string& asked : {key, by_kernel->second.begin()->first}) {
+      const auto found = by_kernel->second.find(asked);
+      const EntryMatch match = table.match(kernel, asked, configs);
+      BOOST_TEST(match.present == (found != by_kernel->second.end()));
+      if (found != by_kernel->second.end()) BOOST_TEST(*match.index == found->second);
+    }
+    if (i % 100 == 1) {
+      std::vector<std::string> keys;
+      for (const auto& [k, config] : by_kernel->second) keys.push_back(k);
+      BOOST_TEST(table.keys(kernel) == keys, boost::test_tools::per_element());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(inline_byte_comparison_agrees_with_memcmp_at_every_length) {
+  std::mt19937_64 random(3);
+  char a[80], b[80];
+  int equal = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const std::size_t size = random() % 72;
+    for (std::size_t k = 0; k < size; ++k) {
+      a[k] = static_cast<char>('a' + random() % 2);
+      b[k] = random() % 16 ? a[k] : static_cast<char>('a' + random() % 2);  // sometimes one byte differs
+    }
+    const bool same = std::memcmp(a, b, size) == 0;
+    BOOST_TEST(detail::same_bytes(a, b, size) == same, "size " << size);
+    equal += same;
+  }
+  BOOST_TEST(equal > 10000);  // both answers were exercised
+}
+
+BOOST_AUTO_TEST_CASE(one_lookup_per_name_answers_as_separate_lookups_do) {
+  const std::vector<Config> live{make_config({{"BLOCK", 16}}), make_config({{"BLOCK", 32}})};
+  InMemoryTable table("sm90");
+  table.set("mm", "M=1", TableEntry{make_config({{"BLOCK", 64}})});  // stale
+  table.set("mm", "*", TableEntry{live[1]});
+  table.set("mm", "M=2", TableEntry{live[0]});
+  const std::array<std::string_view, 2> in_order{"M=1", "*"};
+  for (const auto& [kernel, keys] :
+       std::vector<std::pair<std::string, std::vector<std::string_view>>>{
+           {"mm", {"M=1", "*"}},
+           {"mm", {"M=2", "*"}},
+           {"mm", {"M=3", "*"}},
+           {"mm", {"*"}},
+           {"other", {"M=1", "*"}}}) {
+    const NameMatch one = table.match_in_order(kernel, keys, live);
+    const NameMatch separate =
+        table.Table::match_in_order(kernel, keys, live);  // has_kernel + match
+    BOOST_TEST(one.kernel_present == separate.kernel_present);
+    BOOST_TEST(one.tried == separate.tried);
+    for (std::size_t k = 0; k < one.tried; ++k) {
+      BOOST_TEST(one.keys[k].present == separate.keys[k].present);
+      BOOST_TEST((one.keys[k].index == separate.keys[k].index));
+    }
+  }
+  // The stale exact entry is reported, then "*" decides.
+  const NameMatch stale = table.match_in_order("mm", in_order, live);
+  BOOST_TEST(stale.tried == 2u);
+  BOOST_TEST(stale.keys[0].stale());
+  BOOST_TEST(*stale.keys[1].index == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

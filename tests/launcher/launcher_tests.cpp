@@ -5,15 +5,17 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <random>
 #include <thread>
 
 #include "captured_log.hpp"
 #include "temp_dir.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
+#include "tunelock/launcher/detail/choice_cache.hpp"
 #include "tunelock/launcher/host_backend.hpp"
 #include "tunelock/launcher/kernel_family.hpp"
-#include "tunelock/merge.hpp"
+#include "tunelock/record_file.hpp"
 
 using namespace tunelock;
 using namespace tunelock::launcher;
@@ -345,6 +347,130 @@ BOOST_AUTO_TEST_CASE(restore_puts_back_an_in_place_output_and_pre_hook_sees_each
 
 BOOST_AUTO_TEST_SUITE_END()
 
+// The cache read on every launch: raw keys, the last-hit shortcut, clears.
+BOOST_AUTO_TEST_SUITE(choice_cache)
+
+std::string raw(std::initializer_list<KeyValue> values,
+                std::initializer_list<std::string_view> dtypes = {}) {
+  return std::string(
+      RawKey({values.begin(), values.size()}, {dtypes.begin(), dtypes.size()}).bytes());
+}
+
+BOOST_AUTO_TEST_CASE(raw_keys_tell_apart_calls_that_differ_anywhere) {
+  const std::string long_text(300, 'x');
+  const std::vector<std::string> keys{raw({std::int64_t{1}}),
+                                      raw({true}),
+                                      raw({false}),
+                                      raw({std::string_view("1")}),
+                                      raw({}, {"f32"}),
+                                      raw({std::string_view("f32")}),
+                                      raw({}, {"ab", "c"}),
+                                      raw({}, {"a", "bc"}),
+                                      raw({}, {std::string_view(long_text).substr(0, 254)}),
+                                      raw({}, {std::string_view(long_text).substr(0, 255)}),
+                                      raw({}, {std::string_view(long_text).substr(0, 256)}),
+                                      raw({}, {long_text}),
+                                      raw({std::int64_t{1}, std::int64_t{2}}),
+                                      raw({std::int64_t{2}, std::int64_t{1}})};
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      BOOST_TEST(keys[i] != keys[j], "keys " << i << " and " << j);
+  BOOST_TEST(raw({}, {long_text}) == raw({}, {long_text}));  // a key on the heap is still the key
+}
+
+// A cache lookup as a launch does it: the call's values and dtypes.
+std::size_t find(const ChoiceCache& cache, std::int64_t n) {
+  const KeyValue values[] = {n};
+  const std::string_view dtypes[] = {"f32"};
+  return cache.find(values, dtypes);
+}
+
+BOOST_AUTO_TEST_CASE(a_stored_key_is_read_in_place_as_its_bytes_compare) {
+  std::mt19937_64 random(11);
+  const std::string text(300, 'q');
+  auto random_call = [&](std::vector<KeyValue>& values, std::vector<std::string_view>& dtypes) {
+    values.clear();
+    dtypes.clear();
+    for (std::size_t i = random() % 4; i > 0; --i) {
+      switch (random() % 3) {
+        case 0: values.emplace_back(static_cast<std::int64_t>(random() % 3)); break;
+        case 1: values.emplace_back(random() % 2 == 0); break;
+        default: values.emplace_back(std::string_view(text).substr(0, random() % 3 ? random() % 3 : 250 + random() % 10));
+      }
+    }
+    for (std::size_t i = random() % 3; i > 0; --i)
+      dtypes.push_back(std::string_view(text).substr(0, random() % 3));
+  };
+  std::vector<KeyValue> a_values, b_values;
+  std::vector<std::string_view> a_dtypes, b_dtypes;
+  int equal = 0;
+  for (int i = 0; i < 20000; ++i) {
+    random_call(a_values, a_dtypes);
+    random_call(b_values, b_dtypes);
+    const RawKey a(a_values, a_dtypes), b(b_values, b_dtypes);
+    BOOST_TEST(RawKey::same_key(a.bytes(), b_values, b_dtypes) == (a.bytes() == b.bytes()));
+    BOOST_TEST(RawKey::same_key(a.bytes(), a_values, a_dtypes));
+    equal += a.bytes() == b.bytes();
+  }
+  BOOST_TEST(equal > 100);  // equal keys were drawn too, not only different ones
+}
+
+BOOST_AUTO_TEST_CASE(keys_asked_in_turn_each_find_their_own_choice) {
+  ChoiceCache cache;
+  const std::string_view f32[] = {"f32"};
+  for (std::int64_t n = 0; n < 100; ++n) {
+    const KeyValue values[] = {n};
+    cache.insert(values, f32, static_cast<std::size_t>(n % 7));
+  }
+  BOOST_TEST(cache.size() == 100u);
+  // Threads asking different keys at once keep moving the last hit.
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 2000; ++round) {
+        const std::int64_t n = (round * 7 + t) % 100;
+        if (find(cache, n) != static_cast<std::size_t>(n % 7)) ++wrong;
+        if (find(cache, 1000 + t) != ChoiceCache::kNone) ++wrong;  // never inserted
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  BOOST_TEST(wrong == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_clear_forgets_the_last_hit_too) {
+  ChoiceCache cache;
+  const KeyValue values[] = {std::int64_t{42}};
+  const std::string_view f32[] = {"f32"};
+  cache.insert(values, f32, 2);
+  BOOST_TEST(find(cache, 42) == 2u);
+  BOOST_TEST(find(cache, 42) == 2u);  // now from the last hit
+  cache.clear();
+  BOOST_TEST(find(cache, 42) == ChoiceCache::kNone);
+  cache.insert(values, f32, 1);
+  BOOST_TEST(find(cache, 42) == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_new_policy_is_not_answered_from_the_old_last_hit) {
+  Setup s(with_mode(Mode::pinned));
+  AddFamily add(s.launcher, {"t.ops", "add"}, {"N"},
+                {{make_config({{"BLOCK", 16}}), [](int* ran) { *ran = 16; }},
+                 {make_config({{"BLOCK", 32}}), [](int* ran) { *ran = 32; }}});
+  int ran = 0;
+  for (int i = 0; i < 3; ++i) add({std::int64_t{8}}, {"f32"}, &ran);
+  BOOST_TEST(ran == 16);  // the cheapest, then twice from the cache
+  Policy blocks = with_mode(Mode::pinned);
+  blocks.block_sizes = {{"BLOCK", 32}};
+  s.runtime.install(blocks);
+  add({std::int64_t{8}}, {"f32"}, &ran);
+  BOOST_TEST(ran == 32);
+  add({std::int64_t{8}}, {"f32"}, &ran);
+  BOOST_TEST(ran == 32);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
 BOOST_AUTO_TEST_SUITE(launcher_threads)
 
 BOOST_AUTO_TEST_CASE(sixteen_threads_on_one_key_make_one_choice_logged_once) {
@@ -421,7 +547,8 @@ BOOST_AUTO_TEST_CASE(timing_runs_use_the_backends_stream_and_the_real_call_the_c
   StreamFamily family(s.launcher, {"t.gpu", "streams"}, {"N"}, stream_recorders());
   std::vector<CUstream_st*> seen;
   family({std::int64_t{1}}, {"f32"}, fake_stream(0x200), &seen);
-  BOOST_TEST_REQUIRE(seen.size() == 2u * (1 + 3) + 1);  // 2 configs x (warm-up + repeats), then the call
+  BOOST_TEST_REQUIRE(seen.size() ==
+                     2u * (1 + 3) + 1);  // 2 configs x (warm-up + repeats), then the call
   for (std::size_t i = 0; i + 1 < seen.size(); ++i) BOOST_TEST(seen[i] == fake_stream(0x100));
   BOOST_TEST(seen.back() == fake_stream(0x200));
 }
@@ -445,7 +572,8 @@ BOOST_AUTO_TEST_CASE(a_first_call_inside_a_capture_is_an_error_unless_pinned) {
       message = e.what();
     }
     BOOST_TEST_INFO("mode " << to_string(mode) << ": " << message);
-    BOOST_TEST(message.find("kernel family 't.gpu.captured' [N=7|f32] on host") != std::string::npos);
+    BOOST_TEST(message.find("kernel family 't.gpu.captured' [N=7|f32] on host") !=
+               std::string::npos);
     BOOST_TEST(message.find("warm up (call it once for this key) before capturing") !=
                std::string::npos);
     BOOST_TEST(seen.empty());
@@ -496,7 +624,8 @@ std::vector<TotalFamily::Variant> totals() {
     for (float v : *x) total += v;
     *out = total;
   };
-  auto shifting = [runs = std::make_shared<std::size_t>(0)](const std::vector<float>* x, float* out) {
+  auto shifting = [runs = std::make_shared<std::size_t>(0)](const std::vector<float>* x,
+                                                            float* out) {
     float total = 0;
     if ((*runs)++ % 2) {
       for (auto v = x->rbegin(); v != x->rend(); ++v) total += *v;

@@ -16,11 +16,12 @@
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/file_kind.hpp"
-#include "tunelock/merge.hpp"
 #include "tunelock/policy_sources.hpp"
+#include "tunelock/record_file.hpp"
 #include "tunelock/run_compare.hpp"
 #include "tunelock/run_preview.hpp"
 #include "tunelock/table_search.hpp"
+#include "tunelock/timings_sidecar.hpp"
 
 namespace {
 

@@ -9,6 +9,7 @@
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/merge.hpp"
+#include "tunelock/merge_report.hpp"
 #include "tunelock/policy_sources.hpp"
 #include "tunelock/selection.hpp"
 #include "tunelock/table_diff.hpp"
@@ -143,8 +144,8 @@ json report(const std::vector<RecordFile>& records) {
   for (std::size_t i = 0; i < records.size(); ++i) {
     const int rank = records[i].rank >= 0 ? records[i].rank : static_cast<int>(i);
     for (const auto& [key, candidates] : records[i].timings) {
-      const std::string text = std::get<0>(key) + "|" + std::get<1>(key) + "|" + std::get<2>(key);
-      for (const TimedCandidate& c : candidates)
+      const std::string text = to_string(key);
+      for (const CandidateTiming& c : candidates)
         if (c.median_ms) timings[text][c.signature].push_back({rank, *c.median_ms});
     }
   }

@@ -11,7 +11,7 @@
 
 #include "tunelock/candidates.hpp"
 #include "tunelock/choice_log_file.hpp"
-#include "tunelock/merge.hpp"
+#include "tunelock/record_file.hpp"
 #include "tunelock/table.hpp"
 #include "tunelock/verify.hpp"
 

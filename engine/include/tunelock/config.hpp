@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tunelock/detail/same_bytes.hpp"
+
 namespace tunelock {
 
 struct Param {
@@ -35,7 +37,20 @@ struct Config {
   // The value of parameter `name`, if the config has it.
   std::optional<std::int64_t> param(std::string_view name) const;
 
-  friend bool operator==(const Config&, const Config&) = default;
+  // Every field equal. Written out rather than defaulted to compare the
+  // cheap fields first: a table hit compares its entry with candidates that
+  // mostly differ in a number, and parameter names are the costly part.
+  // A new field must be added here.
+  friend bool operator==(const Config& a, const Config& b) {
+    if (a.num_warps != b.num_warps || a.num_stages != b.num_stages || a.num_ctas != b.num_ctas ||
+        a.maxnreg != b.maxnreg || a.params.size() != b.params.size())
+      return false;
+    for (std::size_t i = 0; i < a.params.size(); ++i)
+      if (a.params[i].value != b.params[i].value) return false;
+    for (std::size_t i = 0; i < a.params.size(); ++i)
+      if (!detail::same_text(a.params[i].name, b.params[i].name)) return false;
+    return a.ir_override == b.ir_override;
+  }
 };
 
 // Sorts by name; throws Error naming the duplicate when a name repeats.

@@ -3,26 +3,21 @@
 //   <prefix>.rank<N>.json          {arch: {qualified: {key: config}}}
 //                                  (exactly Megatron's record layout)
 //   <prefix>.rank<N>.timings.json  every candidate's timing + device provenance
-// both atomically, at exit and on demand.
+// both atomically, at exit and on demand. Read back by record_file.hpp; the
+// sidecar's one writer is timings_sidecar.hpp's timings_to_json.
 #pragma once
 
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "tunelock/config.hpp"
+#include "tunelock/record_file.hpp"
 #include "tunelock/table.hpp"
 
 namespace tunelock {
-
-struct CandidateTiming {
-  Config config;
-  std::optional<double> median_ms;  // empty when the candidate failed to run
-  bool nondeterministic = false;    // gave different bits in two runs of itself
-};
 
 class RecordStore {
  public:

@@ -4,6 +4,7 @@
 // copy of the whole table.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -11,7 +12,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "tunelock/config.hpp"
@@ -62,6 +62,14 @@ struct EntryMatch {
   bool stale() const { return present && !index; }
 };
 
+// One kernel name asked about several keys in order (selection's exact key,
+// then "*"), stopping at the first key whose entry names a live candidate.
+struct NameMatch {
+  bool kernel_present = false;     // the table has any entry for the name
+  std::size_t tried = 0;           // keys asked: up to and including the deciding one
+  std::array<EntryMatch, 2> keys;  // the first `tried` are filled
+};
+
 class Table {
  public:
   virtual ~Table() = default;
@@ -81,6 +89,12 @@ class Table {
   virtual EntryMatch match(std::string_view kernel, std::string_view key,
                            std::span<const Config> candidates) const = 0;
 
+  // Selection's question for one name (REQUIRES: keys.size() <= 2). The
+  // default asks has_kernel and match; a table that can look the name up
+  // once overrides it, since this is every pinned choice's path.
+  virtual NameMatch match_in_order(std::string_view kernel, std::span<const std::string_view> keys,
+                                   std::span<const Config> candidates) const;
+
   // Kernel names and each kernel's keys, sorted, for tools that walk a table.
   virtual std::vector<std::string> kernels() const = 0;
   virtual std::vector<std::string> keys(std::string_view kernel) const = 0;
@@ -93,35 +107,31 @@ class Table {
 class InMemoryTable final : public Table {
  public:
   explicit InMemoryTable(std::string arch, Provenance provenance = {});
+  ~InMemoryTable() override;
+  InMemoryTable(InMemoryTable&&) noexcept;
+  InMemoryTable& operator=(InMemoryTable&&) noexcept;
 
   void set(std::string kernel, std::string key, TableEntry entry);
 
   std::string_view arch() const override { return arch_; }
   const Provenance& provenance() const override { return provenance_; }
   std::optional<TableEntry> entry(std::string_view kernel, std::string_view key) const override;
-  bool has_kernel(std::string_view kernel) const override {
-    return kernels_.find(kernel) != kernels_.end();
-  }
+  bool has_kernel(std::string_view kernel) const override;
   EntryMatch match(std::string_view kernel, std::string_view key,
                    std::span<const Config> candidates) const override;
+  NameMatch match_in_order(std::string_view kernel, std::span<const std::string_view> keys,
+                           std::span<const Config> candidates) const override;
   std::vector<std::string> kernels() const override;
   std::vector<std::string> keys(std::string_view kernel) const override;
 
  private:
-  // Transparent hashing lets lookups take string_view without allocating;
-  // XXH3 is several times faster than std::hash on kernel names and keys.
-  struct StringHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const;
-  };
-  template <typename V>
-  using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+  struct Index;  // kernel -> key -> entry, in flat hash maps (table.cpp)
 
   const TableEntry* find(std::string_view kernel, std::string_view key) const;
 
   std::string arch_;
   Provenance provenance_;
-  StringMap<StringMap<TableEntry>> kernels_;
+  std::unique_ptr<Index> index_;
 };
 
 }  // namespace tunelock

@@ -26,4 +26,9 @@ std::optional<std::pair<char, std::string>> take_frame(std::string& buffer);
 const fb::Hello& open_hello(std::string_view body);
 const fb::Roster& open_roster(std::string_view body);
 
+// A hello's or roster entry's worker address, as bytes.
+inline std::string as_string(const flatbuffers::Vector<std::uint8_t>* bytes) {
+  return {reinterpret_cast<const char*>(bytes->data()), bytes->size()};
+}
+
 }  // namespace tunelock::launcher::bootstrap

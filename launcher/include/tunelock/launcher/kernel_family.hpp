@@ -65,9 +65,9 @@ class KernelFamily {
                   std::initializer_list<std::string_view> dtypes, Args... args) {
     const std::span<const KeyValue> values(key.begin(), key.size());
     const std::span<const std::string_view> types(dtypes.begin(), dtypes.size());
-    std::optional<std::size_t> index = core_.cached(values, types);
-    if (!index) index = core_.decide(values, types, call_site(args...));
-    run(*index, args...);
+    std::size_t index = core_.cached(values, types);
+    if (index == FamilyCore::kUndecided) index = core_.decide(values, types, call_site(args...));
+    run(index, args...);
   }
 
   const FamilyCore& core() const { return core_; }

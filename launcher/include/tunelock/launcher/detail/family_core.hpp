@@ -19,6 +19,7 @@
 #include "tunelock/kernel_id.hpp"
 #include "tunelock/launcher/detail/choice_cache.hpp"
 #include "tunelock/launcher/tuner.hpp"
+#include "tunelock/runtime.hpp"
 #include "tunelock/tuning_key.hpp"
 
 namespace tunelock::launcher {
@@ -39,10 +40,17 @@ class FamilyCore {
   const std::vector<Config>& configs() const { return configs_; }
   Backend& backend() const;
 
+  static constexpr std::size_t kUndecided = ChoiceCache::kNone;
+
   // Hot path: the variant already chosen for this call's key on the calling
-  // thread's arch under the current policy, or nullopt. A lock-free lookup.
-  std::optional<std::size_t> cached(std::span<const KeyValue> values,
-                                    std::span<const std::string_view> dtypes) const;
+  // thread's arch under the current policy, or kUndecided. A lock-free
+  // lookup, inline: every launch runs it.
+  std::size_t cached(std::span<const KeyValue> values,
+                     std::span<const std::string_view> dtypes) const {
+    if (generation_.load(std::memory_order_acquire) != runtime_.generation())
+      return kUndecided;  // a new policy: decide again
+    return caches_[backend_.arch_slot()].find(values, dtypes);
+  }
 
   // Miss path: decides once per key (other threads wait for the answer),
   // timing through `site` when the policy says to, and caches the result.
@@ -62,6 +70,8 @@ class FamilyCore {
                               std::span<const std::string_view> dtypes) const;
 
   Launcher& launcher_;
+  const Runtime& runtime_;  // launcher_'s, kept here for the inline hot path
+  Backend& backend_;        // likewise
   const KernelId id_;
   const std::string qualified_;
   const std::vector<std::string> key_args_;

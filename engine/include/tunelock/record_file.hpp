@@ -1,0 +1,65 @@
+// The record file format, read: what a `record` run left on disk for one
+// rank, `<prefix>.rank<N>.json` ({arch: {qualified: {key: config}}}, exactly
+// Megatron's record layout), with its timing sidecar beside it when there is
+// one (timings_sidecar.hpp). The reader and the discovery of sidecars live
+// here; merging what was read is merge.hpp's business, writing it
+// records.hpp's.
+#pragma once
+
+#include <compare>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunelock/config.hpp"
+#include "tunelock/table.hpp"
+
+namespace tunelock {
+
+// What a record is kept under: one tuned key of one kernel on one arch.
+struct RecordKey {
+  std::string arch;
+  std::string kernel;  // qualified
+  std::string key;     // the tuning key's text
+
+  // Ordered arch, then kernel, then key. The return type is spelled out so
+  // the comparison is built from std::string's < and == where a standard
+  // library (the wasm build's libc++) has no <=> for strings.
+  std::strong_ordering operator<=>(const RecordKey&) const = default;
+  bool operator==(const RecordKey&) const = default;
+};
+
+// "arch|kernel|key", as reports print a record key.
+std::string to_string(const RecordKey& key);
+
+// One candidate's timing on one rank, as a record run captured it.
+struct CandidateTiming {
+  std::string signature;            // the candidate's config, signature(config)
+  std::optional<double> median_ms;  // empty when the candidate failed to run
+  bool nondeterministic = false;    // gave different bits in two runs of itself
+};
+
+// One rank's record file, with its timing sidecar when there is one.
+struct RecordFile {
+  std::string origin;  // for messages
+  std::map<RecordKey, Config> winners;
+  bool has_timings = false;
+  int rank = -1;      // from the sidecar, else the `.rank<N>.json` name; -1 unknown
+  Provenance device;  // from the sidecar
+  std::map<RecordKey, std::vector<CandidateTiming>> timings;
+};
+
+// `{arch: {qualified: {key: config}}}`. Throws Error naming origin and path.
+RecordFile record_from_json(std::string_view text, const std::string& origin);
+
+// Reads `<prefix>.rankN.json` and, when present beside it, its sidecar
+// `<prefix>.rankN.timings.json` (or the binary `.timings.tlrt`).
+RecordFile load_record_file(const std::filesystem::path& path);
+
+// Loads each file; the same file named twice (by any spelling) is an Error.
+std::vector<RecordFile> load_record_files(const std::vector<std::filesystem::path>& paths);
+
+}  // namespace tunelock

@@ -1,0 +1,82 @@
+#include "tunelock/merge_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace tunelock {
+namespace {
+
+void append_votes(std::string& out, const KeyVerdict& v) {
+  for (const Vote& vote : v.votes) {
+    out += fmt::format("  {} vote(s): {}", vote.count, vote.signature);
+    if (!vote.timings_ms.empty()) {
+      out += fmt::format("  timed {:.4g}..{:.4g} ms, median {:.4g} ms over {} rank(s)",
+                         vote.timings_ms.front(), vote.timings_ms.back(), aggregated_ms(vote),
+                         vote.timings_ms.size());
+    }
+    out += "\n";
+  }
+  for (const std::string& sig : v.nondeterministic)
+    out +=
+        "  nondeterministic (bits changed between two runs of itself), never pinned: " + sig + "\n";
+}
+
+void append_decision(std::string& out, const KeyVerdict& v) {
+  if (v.votes.empty()) {
+    out += "  -> every winner was nondeterministic: left out of the table\n";
+    return;
+  }
+  out += fmt::format("  -> kept {} ({})", v.votes[0].signature, to_string(v.decided_by));
+  if (v.votes.size() > 1) {
+    const double best = aggregated_ms(v.votes[0]), runner = aggregated_ms(v.votes[1]);
+    if (best != kNoTiming && runner != kNoTiming && std::min(best, runner) > 0) {
+      out += fmt::format("; the two best medians differ by {:.1f}%",
+                         100.0 * std::abs(runner - best) / std::min(best, runner));
+    }
+  }
+  out += "\n";
+}
+
+}  // namespace
+
+nlohmann::json verdict_to_json(const KeyVerdict& verdict) {
+  nlohmann::json votes = nlohmann::json::array();
+  for (const Vote& vote : verdict.votes)
+    votes.push_back(
+        {{"signature", vote.signature}, {"votes", vote.count}, {"timings_ms", vote.timings_ms}});
+  const auto& [arch, kernel, key] = verdict.key;
+  return {{"arch", arch},
+          {"kernel", kernel},
+          {"key", key},
+          {"winners", votes},
+          {"nondeterministic", verdict.nondeterministic},
+          {"kept",
+           verdict.votes.empty() ? nlohmann::json() : nlohmann::json(verdict.votes[0].signature)},
+          {"decided_by", to_string(verdict.decided_by)}};
+}
+
+std::string disagreement_report(const std::vector<KeyVerdict>& disagreements) {
+  std::vector<const KeyVerdict*> differing, flagged_only;
+  for (const KeyVerdict& v : disagreements)
+    (v.votes.size() > 1 ? differing : flagged_only).push_back(&v);
+  std::string out;
+  if (!differing.empty())
+    out += fmt::format("{} key(s) where ranks chose differently:\n", differing.size());
+  for (const KeyVerdict* v : differing) {
+    out += to_string(v->key) + "\n";
+    append_votes(out, *v);
+    append_decision(out, *v);
+  }
+  if (!flagged_only.empty())
+    out += fmt::format("{} key(s) with nondeterministic candidates:\n", flagged_only.size());
+  for (const KeyVerdict* v : flagged_only) {
+    out += to_string(v->key) + "\n";
+    append_votes(out, *v);
+    append_decision(out, *v);
+  }
+  return out;
+}
+
+}  // namespace tunelock
