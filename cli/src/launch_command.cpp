@@ -15,9 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <random>
 #include <tuple>
@@ -36,8 +38,41 @@ struct LaunchOptions {
   std::vector<std::string> command;
 };
 
-// A port nobody listens on right now (the kernel's pick for port 0).
+// The first port of the kernel's ephemeral range (32768 by default).
+int first_ephemeral_port() {
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0;
+  return range >> low && low > 0 && low <= 65535 ? low : 32768;
+}
+
+bool can_bind(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return bound;
+}
+
+// A port nobody listens on right now, for rank 0's rendezvous. Picked below
+// the ephemeral range: ports in that range go to every outgoing connection
+// on the host (UCX opens many), so one picked there could be taken before
+// rank 0 listens on it. A random start keeps concurrent jobs apart.
 int free_port() {
+  const int high = first_ephemeral_port() - 1, low = std::max(1024, high - 16383);
+  if (high - low >= 1024) {
+    std::random_device random;
+    const int span = high - low + 1;
+    const int start = static_cast<int>(random() % static_cast<unsigned>(span));
+    for (int i = 0; i < 256; ++i) {
+      const int port = low + (start + i) % span;
+      if (can_bind(port)) return port;
+    }
+  }
+  // No room below the range: the kernel's pick for port 0.
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
