@@ -11,20 +11,42 @@
 namespace tunelock {
 namespace {
 
-// `<prefix>.rank<N>.json` -> N, or -1: Megatron's records carry their rank
-// only in the name.
-int rank_in_name(const std::filesystem::path& path) {
-  const std::string name = path.filename().string();
-  const auto at = name.rfind(".rank");
-  if (at == std::string::npos || !name.ends_with(".json")) return -1;
-  const std::string digits = name.substr(at + 5, name.size() - 5 - (at + 5));
-  if (digits.empty() || digits.size() > 9 ||
-      digits.find_first_not_of("0123456789") != std::string::npos)
-    return -1;
-  return std::stoi(digits);
-}
+// The sidecar endings, in the order a record's sidecar is looked for.
+constexpr std::string_view kSidecarEndings[] = {".timings.json", ".timings.tlrt"};
 
 }  // namespace
+
+RankFileName parse_rank_file_name(std::string_view name) {
+  RankFileName out;
+  std::string_view stem = name;
+  bool sidecar = false;
+  for (std::string_view ending : kSidecarEndings) {
+    if (stem.ends_with(ending)) {
+      stem.remove_suffix(ending.size());
+      sidecar = true;
+      break;
+    }
+  }
+  if (!sidecar) {
+    for (std::string_view ending : {std::string_view(".json"), std::string_view(".tlcl")}) {
+      if (stem.ends_with(ending)) {
+        stem.remove_suffix(ending.size());
+        break;
+      }
+    }
+  }
+  out.stem = std::string(stem);
+  // `<run>.rank<N>`: Megatron's records carry their rank only in the name.
+  const auto at = stem.rfind(".rank");
+  if (at == std::string_view::npos || stem.size() == name.size()) return out;
+  const std::string_view digits = stem.substr(at + 5);
+  if (digits.empty() || digits.size() > 9 ||
+      digits.find_first_not_of("0123456789") != std::string_view::npos)
+    return out;
+  out.run = std::string(stem.substr(0, at));
+  out.rank = std::stoi(std::string(digits));
+  return out;
+}
 
 std::string to_string(const RecordKey& key) { return key.arch + "|" + key.kernel + "|" + key.key; }
 
@@ -43,12 +65,14 @@ RecordFile record_from_json(std::string_view text, const std::string& origin) {
 
 RecordFile load_record_file(const std::filesystem::path& path) {
   RecordFile record = record_from_json(read_file(path), path.string());
-  record.rank = rank_in_name(path);  // a sidecar, when there is one, says for itself
+  // A sidecar, when there is one, says its rank for itself.
+  const std::string filename = path.filename().string();
+  if (filename.ends_with(".json")) record.rank = parse_rank_file_name(filename).rank;
   std::string stem = path.string();
   if (!stem.ends_with(".json")) return record;
   stem.resize(stem.size() - 5);
-  for (const char* extension : {".timings.json", ".timings.tlrt"}) {
-    const std::string sidecar = stem + extension;
+  for (std::string_view ending : kSidecarEndings) {
+    const std::string sidecar = stem + std::string(ending);
     std::error_code ec;
     if (std::filesystem::exists(sidecar, ec)) {
       add_timings(record, read_file(sidecar), sidecar);

@@ -232,6 +232,26 @@ struct Recording {
 
 BOOST_AUTO_TEST_SUITE(merge)
 
+BOOST_AUTO_TEST_CASE(one_ranks_file_names_share_a_stem_and_name_their_run) {
+  for (const char* name :
+       {"d/rec.rank12.json", "d/rec.rank12.timings.json", "d/rec.rank12.timings.tlrt"}) {
+    const RankFileName parsed = parse_rank_file_name(name);
+    BOOST_TEST(parsed.stem == "d/rec.rank12", name);
+    BOOST_TEST(parsed.run == "d/rec", name);
+    BOOST_TEST(parsed.rank == 12, name);
+  }
+  const RankFileName log = parse_rank_file_name("pinned.rank0.tlcl");
+  BOOST_TEST(log.run == "pinned");
+  BOOST_TEST(log.rank == 0);
+  for (const char* name :
+       {"log.json", "a.rankX.json", "a.rank.json", "a.rank1.txt", "a.rank1234567890.json"}) {
+    const RankFileName parsed = parse_rank_file_name(name);
+    BOOST_TEST(parsed.run.empty(), name);
+    BOOST_TEST(parsed.rank == -1, name);
+  }
+  BOOST_TEST(parse_rank_file_name("a.rank1.txt").stem == "a.rank1.txt");  // no known ending
+}
+
 BOOST_AUTO_TEST_CASE(majority_wins_and_timing_breaks_ties) {
   const Recording recording;
   const MergeResult result = merge_records(recording.load({0, 1, 2, 3}, true), "", "");

@@ -70,6 +70,17 @@ std::string file_kind(const std::string& name, const std::string& bytes) {
   });
 }
 
+// {"stem", "run" (null when not `<run>.rank<N>.<ending>`), "rank" (null likewise)}:
+// how the page pairs a record with its sidecar and groups choice logs by run.
+std::string rank_file_name(const std::string& name) {
+  return guarded([&] {
+    const RankFileName parsed = parse_rank_file_name(name);
+    return json{{"stem", parsed.stem},
+                {"run", parsed.rank < 0 ? json() : json(parsed.run)},
+                {"rank", parsed.rank < 0 ? json() : json(parsed.rank)}};
+  });
+}
+
 std::string load_table(const std::string& name, const std::string& bytes) {
   return guarded([&] {
     check_size(name, bytes);
@@ -238,6 +249,7 @@ void unload(int id) {
 
 EMSCRIPTEN_BINDINGS(tunelock) {
   emscripten::function("fileKind", &file_kind);
+  emscripten::function("rankFileName", &rank_file_name);
   emscripten::function("loadTable", &load_table);
   emscripten::function("loadCandidates", &load_candidates);
   emscripten::function("decide", &decide);

@@ -35,9 +35,10 @@ function showDismissAll() {
 
 const filesOf = (kind) => state.files.filter((f) => f.kind === kind);
 
-// `<prefix>.rank<N>.json` of a record file or choice log, `<prefix>.rank<N>` of a sidecar.
-const recordPrefix = (name) => name.replace(/\.timings\.(json|tlrt)$/, '').replace(/\.json$/, '');
-const runOf = (name) => (/\.rank\d+\.(json|tlcl)$/.test(name) ? name.replace(/\.rank\d+\.(json|tlcl)$/, '') : '(logs not named <run>.rank<N>)');
+// One rank's file names by the engine's rule (parse_rank_file_name): a record and its
+// sidecar share a stem; a choice log's run is the name before `.rank<N>`.
+const recordPrefix = (name) => call('rankFileName', name).stem;
+const runOf = (name) => call('rankFileName', name).run ?? '(logs not named <run>.rank<N>)';
 
 const loaders = {
   table: (name, bytes) => {

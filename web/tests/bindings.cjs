@@ -81,6 +81,15 @@ createTunelock({ printErr: () => {} }).then((engine) => {
   check(keys('other.mm') === '["M=1","M=2"]', 'another module\'s kernel: the bare entries');
   check(keys('pkg') === '[]' && keys('') === '[]', 'no entries: no keys');
 
+  // One rank's file names: a record and its sidecar share a stem; a log's run.
+  const named_file = (name) => call('rankFileName', name);
+  const stems = ['run/rec.rank3.json', 'run/rec.rank3.timings.json', 'run/rec.rank3.timings.tlrt'].map((n) => named_file(n).stem);
+  check(stems.every((s) => s === 'run/rec.rank3'), `a record and its sidecars share a stem: ${stems}`);
+  check(named_file('run/rec.rank3.json').run === 'run/rec' && named_file('run/rec.rank3.json').rank === 3, 'a record names its run and rank');
+  check(named_file('pinned.rank1.tlcl').run === 'pinned' && named_file('pinned.rank1.tlcl').rank === 1, 'a binary log names its run');
+  check(named_file('log.json').run === null && named_file('log.json').rank === null, 'no .rank<N>: no run');
+  check(named_file('a.rankX.json').run === null && named_file('a.rank1.txt').run === null, 'not the form: no run');
+
   console.log(failures ? `${failures} check(s) failed` : 'all binding checks passed');
   process.exit(failures ? 1 : 0);
 });

@@ -52,6 +52,17 @@ struct RecordFile {
   std::map<RecordKey, std::vector<CandidateTiming>> timings;
 };
 
+// How one run's per-rank files are named, as `record` and the choice log
+// write them: `<run>.rank<N>.json` (a record or a JSON choice log),
+// `<run>.rank<N>.tlcl` (a binary choice log), and beside a record its
+// sidecar `<run>.rank<N>.timings.json` or `.timings.tlrt`.
+struct RankFileName {
+  std::string stem;  // the name less those endings: a record and its sidecar share it
+  std::string run;   // `<run>`; empty when the name is not `<run>.rank<N>.<ending>`
+  int rank = -1;     // N; -1 likewise
+};
+RankFileName parse_rank_file_name(std::string_view name);
+
 // `{arch: {qualified: {key: config}}}`. Throws Error naming origin and path.
 RecordFile record_from_json(std::string_view text, const std::string& origin);
 
