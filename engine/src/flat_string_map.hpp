@@ -54,10 +54,14 @@ class FlatStringMap {
     if (const Value* found = find(key, key_hash)) return const_cast<Value&>(*found);
     if ((items_.size() + 1) * 2 > slots_.size()) grow();  // load stays under one half
     items_.emplace_back(std::string(key), Value{});
-    lengths_ |= length_bit(key);
+    lengths_ |= length_bit(key.size());
     place(key_hash, items_.size() - 1);
     return items_.back().second;
   }
+
+  // False only when no stored key has this length (modulo 64): a miss
+  // answered before the key is hashed, or even built.
+  bool may_hold_length(std::size_t length) const { return (lengths_ & length_bit(length)) != 0; }
 
   std::size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
@@ -68,11 +72,8 @@ class FlatStringMap {
  private:
   static constexpr std::uint32_t kEmpty = UINT32_MAX;
 
-  // False only when no stored key has this length (modulo 64).
-  bool may_hold(std::string_view key) const { return (lengths_ & length_bit(key)) != 0; }
-  static std::uint64_t length_bit(std::string_view key) {
-    return std::uint64_t{1} << (key.size() & 63);
-  }
+  bool may_hold(std::string_view key) const { return may_hold_length(key.size()); }
+  static std::uint64_t length_bit(std::size_t length) { return std::uint64_t{1} << (length & 63); }
 
   struct Slot {
     std::uint64_t hash = 0;

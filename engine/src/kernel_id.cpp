@@ -5,8 +5,19 @@
 namespace tunelock {
 
 std::string KernelId::qualified() const {
-  if (module.empty()) return name;
-  return module + "." + name;
+  std::string out;
+  out.reserve(qualified_size());
+  append_qualified(out);
+  return out;
+}
+
+void KernelId::append_qualified(std::string& out) const {
+  if (!module.empty()) out.append(module).append(1, '.');
+  out.append(name);
+}
+
+std::size_t KernelId::qualified_size() const {
+  return module.empty() ? name.size() : module.size() + 1 + name.size();
 }
 
 KernelId KernelId::parse(std::string_view qualified) {

@@ -51,12 +51,24 @@ void explain_table_step(const SelectionRules& rules, std::string_view name, std:
 
 // The table rule: qualified name before bare name, exact key before "*".
 // A present entry naming no live candidate is stale: skipped, noted once.
-std::optional<Choice> choose_from_table(const KernelId& kernel, const std::string& qualified,
-                                        std::string_view key, std::span<const Config> candidates,
+std::optional<Choice> choose_from_table(const KernelId& kernel, std::string_view key,
+                                        std::span<const Config> candidates,
                                         const SelectionRules& rules) {
   const std::array<std::string_view, 2> keys{key, kWildcardKey};
   const std::size_t key_count = key == kWildcardKey ? 1 : 2;
-  for (std::string_view name : table_names(kernel, qualified)) {
+  // The qualified name is built and asked about only when the table may
+  // hold a name that long: building it and looking it up cost as much as
+  // the rest of a hit, and Megatron's tables hold bare names only. An
+  // explanation asks anyway, to say the name has no entries. Reused per
+  // thread: the name usually outgrows the small-string buffer.
+  thread_local std::string qualified;
+  const bool ask_qualified =
+      rules.explanation || rules.table->may_hold_kernel_name_of_length(kernel.qualified_size());
+  qualified.clear();
+  if (ask_qualified) kernel.append_qualified(qualified);
+  const TableNames names = table_names(kernel, qualified);
+  for (std::size_t n = ask_qualified ? 0 : 1; n < names.count; ++n) {  // names[0] is qualified
+    const std::string_view name = names.begin()[n];
     const NameMatch found =
         rules.table->match_in_order(name, std::span(keys).first(key_count), candidates);
     if (!found.kernel_present) {
@@ -126,13 +138,7 @@ std::size_t cheapest(std::span<const Config> candidates) {
 
 Choice deterministic_choice(const KernelId& kernel, std::string_view key,
                             std::span<const Config> candidates, const SelectionRules& rules) {
-  // Reused per thread: the qualified name usually outgrows the small-string
-  // buffer, and an allocation here would be a third of a table hit's cost.
-  thread_local std::string qualified;
-  qualified.assign(kernel.module);
-  if (!kernel.module.empty()) qualified += '.';
-  qualified += kernel.name;
-  if (candidates.empty()) no_candidates(qualified);
+  if (candidates.empty()) no_candidates(kernel.qualified());
 
   // Explanation lines are built only when asked for: a decision without
   // one must not pay for formatting strings it throws away.
@@ -140,7 +146,7 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
     if (rules.explanation) rules.explanation->push_back(line());
   };
   if (rules.table) {
-    if (auto chosen = choose_from_table(kernel, qualified, key, candidates, rules)) return *chosen;
+    if (auto chosen = choose_from_table(kernel, key, candidates, rules)) return *chosen;
   } else {
     note([&] { return "table: none for " + std::string(rules.arch); });
   }
@@ -159,16 +165,18 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
   if (rules.on_miss == OnMiss::error) {
     note([] { return std::string("on_miss error: no rule decided"); });
     throw TableMissError(
-        "no tuned config for kernel '" + qualified + "' key '" + std::string(key) + "' on " +
-        std::string(rules.arch) +
+        "no tuned config for kernel '" + kernel.qualified() + "' key '" + std::string(key) +
+        "' on " + std::string(rules.arch) +
         " and on_miss is 'error'. Record a table (TUNELOCK_RECORD=<prefix>, then `tunelock "
         "merge <prefix>.rank*.json -o <dir>/" +
         std::string(rules.arch) +
         ".json`) and put its directory on TUNELOCK_TABLE_PATH, or set TUNELOCK_ON_MISS=min_cost");
   }
-  thread_local std::string notice_key;  // reused, as `qualified` is
-  notice_key.assign("untuned|").append(rules.arch).append("|").append(qualified);
-  if (notices_of(rules).first(notice_key)) warn(rules, untuned_warning(qualified, rules.arch));
+  thread_local std::string notice_key;  // reused: a fallback must not allocate on every call
+  notice_key.assign("untuned|").append(rules.arch).append("|");
+  kernel.append_qualified(notice_key);
+  if (notices_of(rules).first(notice_key))
+    warn(rules, untuned_warning(kernel.qualified(), rules.arch));
   const std::size_t index = cheapest(candidates);
   note([&] {
     return "on_miss min_cost: candidate " + std::to_string(index) +

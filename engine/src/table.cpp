@@ -28,6 +28,8 @@ std::size_t Table::entry_count() const {
   return count;
 }
 
+bool Table::may_hold_kernel_name_of_length(std::size_t) const { return true; }
+
 NameMatch Table::match_in_order(std::string_view kernel, std::span<const std::string_view> keys,
                                 std::span<const Config> candidates) const {
   NameMatch out;
@@ -83,6 +85,10 @@ const TableEntry* InMemoryTable::find(std::string_view kernel, std::string_view 
 
 bool InMemoryTable::has_kernel(std::string_view kernel) const {
   return index_->kernels.find(kernel) != nullptr;
+}
+
+bool InMemoryTable::may_hold_kernel_name_of_length(std::size_t length) const {
+  return index_->kernels.may_hold_length(length);
 }
 
 std::optional<TableEntry> InMemoryTable::entry(std::string_view kernel,

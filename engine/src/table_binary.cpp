@@ -209,6 +209,8 @@ class BinaryTable final : public Table {
     check_semantics(*root_, origin);
     arch_ = root_->arch()->str();
     provenance_ = read_provenance(root_->provenance(), origin);
+    for (const fb::Kernel* k : *root_->kernels())
+      kernel_name_lengths_ |= std::uint64_t{1} << (k->name()->size() & 63);
   }
 
   std::string_view arch() const override { return arch_; }
@@ -221,6 +223,10 @@ class BinaryTable final : public Table {
   }
 
   bool has_kernel(std::string_view kernel) const override { return find_kernel(kernel) != nullptr; }
+
+  bool may_hold_kernel_name_of_length(std::size_t length) const override {
+    return (kernel_name_lengths_ >> (length & 63)) & 1;
+  }
 
   EntryMatch match(std::string_view kernel, std::string_view key,
                    std::span<const Config> candidates) const override {
@@ -273,6 +279,7 @@ class BinaryTable final : public Table {
   const fb::TunedTable* root_ = nullptr;
   std::string arch_;
   Provenance provenance_;
+  std::uint64_t kernel_name_lengths_ = 0;  // bit (size % 64) set for every kernel name
 };
 
 }  // namespace

@@ -19,12 +19,13 @@ std::vector<Config> eight_candidates() {
   return out;
 }
 
-// 64 kernels x 32 keys, bare names as Megatron records them.
-InMemoryTable realistic_table(const std::vector<Config>& candidates) {
+// 64 kernels x 32 keys, filed under bare names as Megatron records them,
+// or under qualified names as tunelock's recorder does.
+InMemoryTable realistic_table(const std::vector<Config>& candidates, std::string_view prefix = "") {
   InMemoryTable table("sm90");
   for (int k = 0; k < 64; ++k) {
     for (int s = 0; s < 32; ++s) {
-      table.set("_kernel_" + std::to_string(k),
+      table.set(std::string(prefix) + "_kernel_" + std::to_string(k),
                 "M=" + std::to_string(1024 * (s + 1)) + "|torch.bfloat16",
                 TableEntry{candidates[static_cast<std::size_t>((k + s) % 8)]});
     }
@@ -44,6 +45,17 @@ void BM_ChoiceTableHit(benchmark::State& state) {
     benchmark::DoNotOptimize(deterministic_choice(kKernel, key, candidates, rules));
 }
 BENCHMARK(BM_ChoiceTableHit);
+
+void BM_ChoiceTableHitQualified(benchmark::State& state) {
+  const auto candidates = eight_candidates();
+  const InMemoryTable table = realistic_table(candidates, kKernel.module + ".");
+  Notices notices;
+  const SelectionRules rules{"sm90", &table, {}, OnMiss::min_cost, &notices};
+  const std::string key = "M=8192|torch.bfloat16";
+  for (auto _ : state)
+    benchmark::DoNotOptimize(deterministic_choice(kKernel, key, candidates, rules));
+}
+BENCHMARK(BM_ChoiceTableHitQualified);
 
 void BM_ChoiceMissToCheapest(benchmark::State& state) {
   const auto candidates = eight_candidates();

@@ -23,6 +23,30 @@ const KernelId kKernel{"pkg.ops", "matmul"};
 
 TableEntry entry_of(const Config& c) { return TableEntry{c}; }
 
+// A table that answers only the required questions, so selection takes the
+// base class's defaults: every name length may be held, one lookup per key.
+class UnfilteredTable final : public Table {
+ public:
+  explicit UnfilteredTable(const Table& inner) : inner_(inner) {}
+  std::string_view arch() const override { return inner_.arch(); }
+  const Provenance& provenance() const override { return inner_.provenance(); }
+  std::optional<TableEntry> entry(std::string_view kernel, std::string_view key) const override {
+    return inner_.entry(kernel, key);
+  }
+  bool has_kernel(std::string_view kernel) const override { return inner_.has_kernel(kernel); }
+  EntryMatch match(std::string_view kernel, std::string_view key,
+                   std::span<const Config> candidates) const override {
+    return inner_.match(kernel, key, candidates);
+  }
+  std::vector<std::string> kernels() const override { return inner_.kernels(); }
+  std::vector<std::string> keys(std::string_view kernel) const override {
+    return inner_.keys(kernel);
+  }
+
+ private:
+  const Table& inner_;
+};
+
 SelectionRules rules_with(const Table* table, Notices& notices, OnMiss on_miss = OnMiss::min_cost,
                           std::span<const BlockSize> blocks = {}) {
   return SelectionRules{"sm90", table, blocks, on_miss, &notices};
@@ -160,6 +184,44 @@ BOOST_AUTO_TEST_CASE(qualified_name_is_tried_before_bare_name) {
                                             rules_with(&table, notices));
   BOOST_TEST(other.index == 0u);
   BOOST_TEST((other.reason == Reason::table));
+}
+
+// Selection skips a name whose length the table holds no name of, without
+// building it. Every way of filing a kernel (qualified, bare, both, names of
+// the same length or 64 longer that are not it, no module) must decide as a
+// table without that filter does, and as an explained decision, which asks
+// about every name.
+BOOST_AUTO_TEST_CASE(skipping_names_by_length_never_changes_a_decision) {
+  const auto candidates = three();
+  const std::vector<std::string> pool{"matmul",         "pkg.ops.matmul", "pkg.ops.matmuX",
+                                      "matmuX",         "other.matmul",   std::string(70, 'm'),
+                                      "pkg.ops.matmul2"};
+  const std::vector<KernelId> kernels{kKernel, KernelId{"", "matmul"}, KernelId{"other", "matmul"},
+                                      KernelId{"pkg.ops", "matmuX"},
+                                      KernelId{"", std::string(6, 'm')}};
+  int decided_by_table = 0;
+  for (unsigned subset = 0; subset < (1u << pool.size()); ++subset) {
+    InMemoryTable table("sm90");
+    for (std::size_t i = 0; i < pool.size(); ++i) {
+      if (subset & (1u << i)) table.set(pool[i], i % 2 ? "*" : "M=1", entry_of(candidates[i % 3]));
+    }
+    const UnfilteredTable unfiltered(table);
+    for (const KernelId& kernel : kernels) {
+      for (const char* key : {"M=1", "M=2"}) {
+        Notices notices;
+        std::vector<std::string> explanation;
+        SelectionRules explained = rules_with(&table, notices);
+        explained.explanation = &explanation;
+        const Choice filtered =
+            deterministic_choice(kernel, key, candidates, rules_with(&table, notices));
+        BOOST_TEST((filtered == deterministic_choice(kernel, key, candidates,
+                                                     rules_with(&unfiltered, notices))));
+        BOOST_TEST((filtered == deterministic_choice(kernel, key, candidates, explained)));
+        decided_by_table += filtered.reason != Reason::min_cost;
+      }
+    }
+  }
+  BOOST_TEST(decided_by_table > 400);  // the table decided often, not just the fallback
 }
 
 BOOST_AUTO_TEST_CASE(block_override_beats_on_miss_error) {

@@ -3,8 +3,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <array>
-#include <map>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +16,7 @@
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/selection.hpp"
+#include "tunelock/table_binary.hpp"
 #include "tunelock/table_json.hpp"
 #include "tunelock/table_search.hpp"
 
@@ -169,6 +170,8 @@ BOOST_AUTO_TEST_CASE(lookups_answer_as_a_sorted_map_does) {
     const std::string key = name(140);
     const auto by_kernel = expected.find(kernel);
     BOOST_TEST(table.has_kernel(kernel) == (by_kernel != expected.end()));
+    if (by_kernel != expected.end())
+      BOOST_TEST(table.may_hold_kernel_name_of_length(kernel.size()));
     if (by_kernel == expected.end()) continue;
     for (const std::string& asked : {key, by_kernel->second.begin()->first}) {
       const auto found = by_kernel->second.find(asked);
@@ -184,6 +187,23 @@ BOOST_AUTO_TEST_CASE(lookups_answer_as_a_sorted_map_does) {
   }
 }
 
+// Selection skips a name the table says it cannot hold, without building
+// it: a false answer must mean no kernel name of that length, in memory and
+// in the binary form, and lengths 64 apart share an answer (never a false no).
+BOOST_AUTO_TEST_CASE(name_length_filter_never_rules_out_a_held_name) {
+  InMemoryTable table("sm90");
+  for (std::size_t length : {3u, 10u, 35u, 67u}) table.set(std::string(length, 'k'), "*", {});
+  const auto binary = table_from_binary(table_to_binary(table), "filter.tltb");
+  for (const Table* each : std::array<const Table*, 2>{&table, binary.get()}) {
+    for (std::size_t length = 0; length < 140; ++length) {
+      const std::size_t low = length % 64;
+      const bool held = low == 3 || low == 10 || low == 35;  // 67 % 64 == 3
+      BOOST_TEST(each->may_hold_kernel_name_of_length(length) == held, "length " << length);
+    }
+  }
+  BOOST_TEST(InMemoryTable("sm90").may_hold_kernel_name_of_length(0) == false);
+}
+
 BOOST_AUTO_TEST_CASE(inline_byte_comparison_agrees_with_memcmp_at_every_length) {
   std::mt19937_64 random(3);
   char a[80], b[80];
@@ -192,7 +212,8 @@ BOOST_AUTO_TEST_CASE(inline_byte_comparison_agrees_with_memcmp_at_every_length) 
     const std::size_t size = random() % 72;
     for (std::size_t k = 0; k < size; ++k) {
       a[k] = static_cast<char>('a' + random() % 2);
-      b[k] = random() % 16 ? a[k] : static_cast<char>('a' + random() % 2);  // sometimes one byte differs
+      b[k] = random() % 16 ? a[k]
+                           : static_cast<char>('a' + random() % 2);  // sometimes one byte differs
     }
     const bool same = std::memcmp(a, b, size) == 0;
     BOOST_TEST(detail::same_bytes(a, b, size) == same, "size " << size);

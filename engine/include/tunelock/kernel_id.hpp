@@ -15,6 +15,10 @@ struct KernelId {
 
   // `module.name`, or just `name` when the module is empty.
   std::string qualified() const;
+  // The same name appended to `out`, and its length without building it:
+  // for hot paths that keep a reused buffer or skip the name altogether.
+  void append_qualified(std::string& out) const;
+  std::size_t qualified_size() const;
 
   // Splits `a.b.kernel` at the last dot into module `a.b` and name `kernel`.
   static KernelId parse(std::string_view qualified);

@@ -84,6 +84,12 @@ class Table {
   // name's keys at once (Megatron's tables hold bare names only).
   virtual bool has_kernel(std::string_view kernel) const = 0;
 
+  // False only when the table holds no kernel name of this length. Lets
+  // selection skip a name without building it: the qualified name, built
+  // and looked up, cost more than the rest of a table hit, and Megatron's
+  // tables hold bare names only. The default cannot tell, so says true.
+  virtual bool may_hold_kernel_name_of_length(std::size_t length) const;
+
   // The first candidate the exact entry matches. This is the hot path of a
   // pinned choice: implementations compare in place, without copying configs.
   virtual EntryMatch match(std::string_view kernel, std::string_view key,
@@ -117,6 +123,7 @@ class InMemoryTable final : public Table {
   const Provenance& provenance() const override { return provenance_; }
   std::optional<TableEntry> entry(std::string_view kernel, std::string_view key) const override;
   bool has_kernel(std::string_view kernel) const override;
+  bool may_hold_kernel_name_of_length(std::size_t length) const override;
   EntryMatch match(std::string_view kernel, std::string_view key,
                    std::span<const Config> candidates) const override;
   NameMatch match_in_order(std::string_view kernel, std::span<const std::string_view> keys,
