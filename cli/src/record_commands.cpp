@@ -5,7 +5,6 @@
 #include "commands.hpp"
 #include "table_files.hpp"
 #include "tunelock/error.hpp"
-#include "tunelock/file_kind.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/merge.hpp"
 #include "tunelock/merge_report.hpp"

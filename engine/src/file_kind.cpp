@@ -8,6 +8,7 @@
 #include "tunelock/fb/choice_log_generated.h"
 #include "tunelock/fb/record_timings_generated.h"
 #include "tunelock/fb/table_generated.h"
+#include "tunelock/record_file.hpp"
 
 namespace tunelock {
 namespace {
@@ -48,7 +49,7 @@ std::optional<DetectedFile> kind_by_name(std::string_view name) {
   if (name.ends_with(".tlb")) return found(FileKind::table, FileEncoding::binary);
   if (name.ends_with(".tlrt")) return found(FileKind::timings, FileEncoding::binary);
   if (name.ends_with(".tlcl")) return found(FileKind::choice_log, FileEncoding::binary);
-  if (name.ends_with(".timings.json")) return found(FileKind::timings, FileEncoding::json);
+  if (is_timings_sidecar_name(name)) return found(FileKind::timings, FileEncoding::json);
   return std::nullopt;
 }
 
@@ -253,10 +254,6 @@ json detected_file_to_json(const DetectedFile& file) {
   if (file.kind == FileKind::unknown)
     return {{"kind", "unknown"}, {"encoding", nullptr}, {"problem", file.problem}};
   return {{"kind", to_string(file.kind)}, {"encoding", to_string(file.encoding)}};
-}
-
-bool is_timings_sidecar_name(std::string_view name) {
-  return name.ends_with(".timings.json") || name.ends_with(".timings.tlrt");
 }
 
 }  // namespace tunelock

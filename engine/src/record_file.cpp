@@ -1,5 +1,8 @@
 #include "tunelock/record_file.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include <nlohmann/json.hpp>
 
 #include "record_layout.hpp"
@@ -46,6 +49,11 @@ RankFileName parse_rank_file_name(std::string_view name) {
   out.run = std::string(stem.substr(0, at));
   out.rank = std::stoi(std::string(digits));
   return out;
+}
+
+bool is_timings_sidecar_name(std::string_view name) {
+  return std::any_of(std::begin(kSidecarEndings), std::end(kSidecarEndings),
+                     [&](std::string_view ending) { return name.ends_with(ending); });
 }
 
 std::string to_string(const RecordKey& key) { return key.arch + "|" + key.kernel + "|" + key.key; }

@@ -56,9 +56,4 @@ std::string describe(const DetectedFile& file);
 // {"kind", "encoding"}, or {"kind": "unknown", "encoding": null, "problem"}.
 nlohmann::json detected_file_to_json(const DetectedFile& file);
 
-// `<prefix>.rank<N>.timings.json` or `.timings.tlrt`: a sidecar that is
-// read beside its record file, so tools given a glob such as `rec.rank*`
-// skip it rather than read it as a record.
-bool is_timings_sidecar_name(std::string_view name);
-
 }  // namespace tunelock

@@ -63,6 +63,11 @@ struct RankFileName {
 };
 RankFileName parse_rank_file_name(std::string_view name);
 
+// `<prefix>.rank<N>.timings.json` or `.timings.tlrt`: a sidecar that is
+// read beside its record file, so tools given a glob such as `rec.rank*`
+// skip it rather than read it as a record.
+bool is_timings_sidecar_name(std::string_view name);
+
 // `{arch: {qualified: {key: config}}}`. Throws Error naming origin and path.
 RecordFile record_from_json(std::string_view text, const std::string& origin);
 
