@@ -30,9 +30,10 @@ struct KernelId {
 // lookup tries them: the qualified name, then the bare name (Megatron's
 // tables use bare names). The one statement of that rule for selection, the
 // page and the table tools. `qualified` is kernel.qualified(), passed in so
-// the hot path can keep it in a reused buffer. The names are views into
-// `kernel` and `qualified`: both must outlive the result (never pass a
-// temporary KernelId or string).
+// the hot path can keep it in a reused buffer (selection leaves it unbuilt,
+// and skips names[0], when the table holds no name that long). The names
+// are views into `kernel` and `qualified`: both must outlive the result
+// (never pass a temporary KernelId or string).
 struct TableNames {
   std::array<std::string_view, 2> names;
   std::size_t count = 0;
