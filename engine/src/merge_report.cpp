@@ -62,20 +62,17 @@ std::string disagreement_report(const std::vector<KeyVerdict>& disagreements) {
   for (const KeyVerdict& v : disagreements)
     (v.votes.size() > 1 ? differing : flagged_only).push_back(&v);
   std::string out;
-  if (!differing.empty())
-    out += fmt::format("{} key(s) where ranks chose differently:\n", differing.size());
-  for (const KeyVerdict* v : differing) {
-    out += to_string(v->key) + "\n";
-    append_votes(out, *v);
-    append_decision(out, *v);
-  }
-  if (!flagged_only.empty())
-    out += fmt::format("{} key(s) with nondeterministic candidates:\n", flagged_only.size());
-  for (const KeyVerdict* v : flagged_only) {
-    out += to_string(v->key) + "\n";
-    append_votes(out, *v);
-    append_decision(out, *v);
-  }
+  auto section = [&](std::string_view what, const std::vector<const KeyVerdict*>& verdicts) {
+    if (verdicts.empty()) return;
+    out += fmt::format("{} key(s) {}:\n", verdicts.size(), what);
+    for (const KeyVerdict* v : verdicts) {
+      out += to_string(v->key) + "\n";
+      append_votes(out, *v);
+      append_decision(out, *v);
+    }
+  };
+  section("where ranks chose differently", differing);
+  section("with nondeterministic candidates", flagged_only);
   return out;
 }
 
