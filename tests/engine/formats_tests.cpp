@@ -317,6 +317,38 @@ BOOST_AUTO_TEST_CASE(report_lists_winners_votes_and_timing_spread) {
   BOOST_TEST(report.find("sm90|pkg.mm|M=3") == std::string::npos);  // unanimous keys are not listed
 }
 
+// The report's two sections, whole: keys where ranks chose differently,
+// then keys whose only problem is a candidate the audit flagged.
+BOOST_AUTO_TEST_CASE(report_puts_split_votes_before_flagged_candidates) {
+  const Config a = make_config({{"BLOCK", 32}}), b = make_config({{"BLOCK", 64}});
+  KeyVerdict split{{"sm90", "pkg.mm", "M=1"},
+                   {Vote{signature(a), a, 3, {}}, Vote{signature(b), b, 1, {}}},
+                   {},
+                   DecidedBy::majority};
+  KeyVerdict flagged{{"sm90", "pkg.mm", "M=2"},
+                     {Vote{signature(a), a, 4, {}}},
+                     {signature(b)},
+                     DecidedBy::unanimous};
+  KeyVerdict all_flagged{{"sm90", "pkg.mm", "M=3"}, {}, {signature(b)}, DecidedBy::unanimous};
+  BOOST_TEST(disagreement_report({}) == "");
+  BOOST_TEST(disagreement_report({flagged, split, all_flagged}) ==
+             "1 key(s) where ranks chose differently:\n"
+             "sm90|pkg.mm|M=1\n"
+             "  3 vote(s): BLOCK=32;warps=4;stages=3\n"
+             "  1 vote(s): BLOCK=64;warps=4;stages=3\n"
+             "  -> kept BLOCK=32;warps=4;stages=3 (majority)\n"
+             "2 key(s) with nondeterministic candidates:\n"
+             "sm90|pkg.mm|M=2\n"
+             "  4 vote(s): BLOCK=32;warps=4;stages=3\n"
+             "  nondeterministic (bits changed between two runs of itself), never pinned: "
+             "BLOCK=64;warps=4;stages=3\n"
+             "  -> kept BLOCK=32;warps=4;stages=3 (unanimous)\n"
+             "sm90|pkg.mm|M=3\n"
+             "  nondeterministic (bits changed between two runs of itself), never pinned: "
+             "BLOCK=64;warps=4;stages=3\n"
+             "  -> every winner was nondeterministic: left out of the table\n");
+}
+
 BOOST_AUTO_TEST_CASE(several_architectures_need_an_explicit_arch) {
   std::vector<RecordFile> records{
       record_from_json(R"({"sm90": {"k": {"*": {"num_warps": 4, "num_stages": 3}}},
