@@ -37,6 +37,8 @@ void print_text(const Policy& policy, std::ostream& out) {
       << "enumerate:        " << policy.enumerate << "\n"
       << "chaos:            " << policy.chaos << "\n"
       << "verify_timeout_s: " << policy.verify_timeout_s << "\n"
+      << "nondeterministic: " << declared_configs_text(policy.nondeterministic) << "\n"
+      << "check_bits:       " << policy.check_bits << "\n"
       << "intercepts:       " << policy.intercepts() << "\n";
 }
 
@@ -79,6 +81,9 @@ Command add_policy_command(CLI::App& app) {
   bool_flag("--enumerate", "enumerate", "Report each family once");
   bool_flag("--chaos", "chaos", "Positive control: rank-dependent choices");
   bool_flag("--deterministic", "deterministic", "Deterministic mode (implies pinned)");
+  value_flag("--nondeterministic", "nondeterministic",
+             "Configs declared racy, KERNEL@SIGNATURE joined by '|'");
+  value_flag("--check-bits", "check_bits", "on/off: the first pinned call per key checks its bits");
   cmd->add_flag("--json", flags->json, "Print the policy as one JSON object");
   return {cmd, [flags](Streams& streams) { return show_policy(*flags, streams); }};
 }

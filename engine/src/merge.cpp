@@ -174,6 +174,13 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
     if (verdict.votes.size() > 1 || !verdict.nondeterministic.empty())
       result.disagreements.push_back(std::move(verdict));
   }
+  // What the audits learned reaches keys no rank recorded: per kernel, every
+  // config flagged on any key by any rank, for the fallback rules to skip.
+  NondeterministicConfigs flagged;
+  for (const auto& [key, signatures] : flagged_configs(records))
+    if (key.arch == chosen)
+      flagged[key.kernel].insert(flagged[key.kernel].end(), signatures.begin(), signatures.end());
+  result.table->set_nondeterministic(std::move(flagged));
   return result;
 }
 

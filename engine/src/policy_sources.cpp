@@ -113,7 +113,7 @@ struct Field {
   void (*apply)(Policy&, std::string_view value, const std::string& origin);
 };
 
-constexpr std::array<Field, 13> kFields{{
+constexpr std::array<Field, 15> kFields{{
     {"mode", "MODE",
      [](Policy& p, std::string_view v, const std::string& o) { p.mode = parse_mode(v, o); }},
     {"modules", "MODULES",
@@ -150,6 +150,12 @@ constexpr std::array<Field, 13> kFields{{
      [](Policy& p, std::string_view v, const std::string& o) {
        p.verify_timeout_s = parse_seconds(v, o);
      }},
+    {"nondeterministic", "NONDETERMINISTIC",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.nondeterministic = parse_declared_configs(v, o);
+     }},
+    {"check_bits", "CHECK_BITS",
+     [](Policy& p, std::string_view v, const std::string& o) { p.check_bits = parse_bool(v, o); }},
 }};
 
 std::string known_keys() {
@@ -320,6 +326,8 @@ nlohmann::json policy_to_json(const Policy& policy) {
       {"chaos", policy.chaos},
       {"deterministic", policy.deterministic},
       {"verify_timeout_s", policy.verify_timeout_s},
+      {"nondeterministic", declared_configs_text(policy.nondeterministic)},
+      {"check_bits", policy.check_bits},
       {"intercepts", policy.intercepts()},
   };
 }

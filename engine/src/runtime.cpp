@@ -82,16 +82,34 @@ void Runtime::set_device(Provenance device) {
 }
 
 Choice Runtime::pinned_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
-                              std::span<const Config> candidates, bool log) {
+                              std::span<const Config> candidates, bool log,
+                              std::span<const std::string> nondeterministic_variants) {
   const std::shared_ptr<const Policy> current = policy();
   const std::shared_ptr<const Table> table = current->chaos ? nullptr : table_for(arch);
-  const SelectionRules rules{arch, table.get(), current->block_sizes, current->on_miss, &notices_};
+  SelectionRules rules{arch, table.get(), current->block_sizes, current->on_miss, &notices_};
+  rules.declared_nondeterministic = current->nondeterministic;
+  rules.nondeterministic_variants = nondeterministic_variants;
   const Choice choice =
       decide(kernel, key, candidates, rules,
              current->chaos ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(rank_))
                             : std::nullopt);
   if (log) log_choice(arch, kernel, key, candidates[choice.index], ChoiceOrigin::pinned);
   return choice;
+}
+
+void Runtime::note_bits_check(const KernelId& kernel, std::string_view key, const Config& pinned,
+                              std::optional<bool> repeated) {
+  const std::string qualified = kernel.qualified();
+  if (!repeated) {
+    if (notices_.first("unchecked-bits|" + qualified))
+      logger().warn("{}", unchecked_bits_message(qualified));
+    return;
+  }
+  if (*repeated) return;
+  const std::string message = changed_bits_message(qualified, key, signature(pinned));
+  if (policy()->verify_strict) throw Error(message);
+  if (notices_.first("changed-bits|" + qualified + "|" + std::string(key) + "|" + signature(pinned)))
+    logger().warn("{}", message);
 }
 
 bool Runtime::log_choice(std::string_view arch, const KernelId& kernel, std::string_view key,

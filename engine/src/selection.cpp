@@ -19,10 +19,29 @@ void no_candidates(const std::string& qualified) {
   throw Error("kernel '" + qualified + "' has no candidate configs to choose from");
 }
 
-std::string untuned_warning(std::string_view qualified, std::string_view arch) {
-  return "no tuned config for kernel '" + std::string(qualified) + "' on " + std::string(arch) +
-         "; using the cheapest config, which is deterministic but may be slower. Record a table "
-         "to pin the fastest one";
+// Truthful words: the cheapest config is chosen without a clock, so every
+// rank picks it alike, but nothing here has seen its bits.
+std::string untuned_warning(std::string_view qualified, std::string_view arch,
+                            std::size_t skipped) {
+  std::string text = "no tuned config for kernel '" + std::string(qualified) + "' on " +
+                     std::string(arch) +
+                     "; using the cheapest config (every rank picks the same one), which may be "
+                     "slower and is not known to repeat its bits: the first pinned call per key "
+                     "checks them where the kernel declares its outputs (unless TUNELOCK_CHECK_BITS=off)";
+  if (skipped)
+    text += "; " + std::to_string(skipped) + " config(s) known to be nondeterministic skipped";
+  return text + ". Record a table to pin the fastest config whose bits repeat";
+}
+
+std::size_t count_marked(const std::vector<bool>& marks) {
+  return static_cast<std::size_t>(std::count(marks.begin(), marks.end(), true));
+}
+
+std::string marked_list(const std::vector<bool>& marks) {
+  std::string out;
+  for (std::size_t i = 0; i < marks.size(); ++i)
+    if (marks[i]) out += (out.empty() ? "" : ", ") + std::to_string(i);
+  return out;
 }
 
 // A once-per-policy warning: into the caller's list when it keeps one (a
@@ -112,9 +131,11 @@ std::string_view to_string(Reason reason) {
 }
 
 std::optional<std::size_t> match_block_sizes(std::span<const Config> candidates,
-                                             std::span<const BlockSize> block_sizes) {
+                                             std::span<const BlockSize> block_sizes,
+                                             const std::vector<bool>& skip) {
   if (block_sizes.empty()) return std::nullopt;  // no override asked for
   for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!skip.empty() && skip[i]) continue;
     const bool all = std::all_of(block_sizes.begin(), block_sizes.end(), [&](const BlockSize& b) {
       return candidates[i].param(b.name) == b.value;
     });
@@ -123,17 +144,19 @@ std::optional<std::size_t> match_block_sizes(std::span<const Config> candidates,
   return std::nullopt;
 }
 
-std::size_t cheapest(std::span<const Config> candidates) {
-  std::size_t best = 0;
-  Cost best_cost = estimate_cost(candidates[0]);
-  for (std::size_t i = 1; i < candidates.size(); ++i) {
+std::size_t cheapest(std::span<const Config> candidates, const std::vector<bool>& skip) {
+  const bool all_marked = !skip.empty() && count_marked(skip) == candidates.size();
+  std::optional<std::size_t> best;
+  Cost best_cost;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!skip.empty() && skip[i] && !all_marked) continue;
     const Cost cost = estimate_cost(candidates[i]);
-    if (cost < best_cost) {  // strict: ties keep the earlier candidate
+    if (!best || cost < best_cost) {  // strict: ties keep the earlier candidate
       best = i;
       best_cost = cost;
     }
   }
-  return best;
+  return *best;
 }
 
 Choice deterministic_choice(const KernelId& kernel, std::string_view key,
@@ -150,7 +173,18 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
   } else {
     note([&] { return "table: none for " + std::string(rules.arch); });
   }
-  if (auto index = match_block_sizes(candidates, rules.block_sizes)) {
+  // The fallback rules never pick a config known to change its own bits.
+  const std::vector<bool> skip = known_nondeterministic(
+      kernel, candidates,
+      {rules.table, rules.declared_nondeterministic, rules.nondeterministic_variants});
+  const std::size_t skipped = count_marked(skip);
+  if (skipped) {
+    note([&] {
+      return "nondeterministic: candidate(s) " + marked_list(skip) +
+             " known to change their own bits (table or declared), skipped by the rules below";
+    });
+  }
+  if (auto index = match_block_sizes(candidates, rules.block_sizes, skip)) {
     note([&] {
       return "block sizes: candidate " + std::to_string(*index) +
              " matches every override, decides";
@@ -176,11 +210,18 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
   notice_key.assign("untuned|").append(rules.arch).append("|");
   kernel.append_qualified(notice_key);
   if (notices_of(rules).first(notice_key))
-    warn(rules, untuned_warning(kernel.qualified(), rules.arch));
-  const std::size_t index = cheapest(candidates);
+    warn(rules, untuned_warning(kernel.qualified(), rules.arch, skipped));
+  const std::size_t index = cheapest(candidates, skip);
+  if (skipped == candidates.size() &&
+      notices_of(rules).first("all-nondeterministic|" + kernel.qualified())) {
+    warn(rules, "every candidate of kernel '" + kernel.qualified() +
+                    "' is known to change its own bits; using the cheapest anyway, so its "
+                    "results will differ from run to run. Add a config whose bits repeat");
+  }
   note([&] {
     return "on_miss min_cost: candidate " + std::to_string(index) +
-           " is the cheapest (ties go to the earlier), decides";
+           " is the cheapest" + (skipped ? std::string(" of those not skipped") : "") +
+           " (ties go to the earlier), decides";
   });
   return Choice{index, Reason::min_cost};
 }

@@ -30,6 +30,22 @@ std::size_t Table::entry_count() const {
 
 bool Table::may_hold_kernel_name_of_length(std::size_t) const { return true; }
 
+std::span<const std::string> Table::nondeterministic(std::string_view kernel) const {
+  const auto found = nondeterministic_.find(kernel);
+  if (found == nondeterministic_.end()) return {};
+  return found->second;
+}
+
+void Table::set_nondeterministic(NondeterministicConfigs flagged) {
+  for (auto it = flagged.begin(); it != flagged.end();) {
+    std::vector<std::string>& list = it->second;
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+    it = list.empty() ? flagged.erase(it) : std::next(it);
+  }
+  nondeterministic_ = std::move(flagged);
+}
+
 NameMatch Table::match_in_order(std::string_view kernel, std::span<const std::string_view> keys,
                                 std::span<const Config> candidates) const {
   NameMatch out;

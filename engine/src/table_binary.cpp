@@ -69,6 +69,26 @@ flatbuffers::Offset<fb::Provenance> write_provenance(flatbuffers::FlatBufferBuil
 
 // ---- Reading ----
 
+NondeterministicConfigs read_nondeterministic(const fb::TunedTable& table,
+                                              const std::string& origin) {
+  NondeterministicConfigs out;
+  if (!table.nondeterministic()) return out;
+  for (flatbuffers::uoffset_t k = 0; k < table.nondeterministic()->size(); ++k) {
+    const fb::FlaggedKernel* flagged = table.nondeterministic()->Get(k);
+    const std::string where = origin + ": nondeterministic[" + std::to_string(k) + "]";
+    const std::string name(text(flagged->name(), where + ".name"));
+    check_kernel_name(name, where + ".name");
+    std::vector<std::string>& list = out[name];
+    for (flatbuffers::uoffset_t i = 0; i < flagged->signatures()->size(); ++i) {
+      const std::string at = where + ".signatures[" + std::to_string(i) + "]";
+      const std::string_view sig = text(flagged->signatures()->Get(i), at);
+      if (sig.empty()) throw Error(at + ": empty; expected a config signature");
+      list.emplace_back(sig);
+    }
+  }
+  return out;
+}
+
 // The checks the FlatBuffers verifier cannot make: what lookups and
 // decisions rely on. O(entries), run on every load.
 void check_semantics(const fb::TunedTable& table, const std::string& origin) {
@@ -211,6 +231,7 @@ class BinaryTable final : public Table {
     provenance_ = read_provenance(root_->provenance(), origin);
     for (const fb::Kernel* k : *root_->kernels())
       kernel_name_lengths_ |= std::uint64_t{1} << (k->name()->size() & 63);
+    set_nondeterministic(read_nondeterministic(*root_, origin));
   }
 
   std::string_view arch() const override { return arch_; }
@@ -315,8 +336,17 @@ std::string table_to_binary(const Table& table) {
   const auto provenance = write_provenance(b, table.provenance());
   const auto configs_offset = b.CreateVector(configs);
   const auto kernels_offset = b.CreateVector(kernels);  // table.kernels() is sorted
+  std::vector<flatbuffers::Offset<fb::FlaggedKernel>> flagged;
+  for (const auto& [kernel, signatures] : table.nondeterministic()) {  // std::map: sorted
+    const auto name = b.CreateString(kernel);
+    const auto list = b.CreateVectorOfStrings(signatures);
+    flagged.push_back(fb::CreateFlaggedKernel(b, name, list));
+  }
+  // Absent when empty, so a table without flags keeps its bytes.
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::FlaggedKernel>>> flagged_offset;
+  if (!flagged.empty()) flagged_offset = b.CreateVector(flagged);
   const auto root = fb::CreateTunedTable(b, kBinaryFormatVersion, arch, provenance, configs_offset,
-                                         kernels_offset);
+                                         kernels_offset, flagged_offset);
   fb::FinishTunedTableBuffer(b, root);
   return checksum_trailer::seal(
       std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()));

@@ -42,6 +42,22 @@ Provenance provenance_from(const json& root, const std::string& where) {
   return out;
 }
 
+// `{kernel: [signature, ...]}`: the configs merge flagged nondeterministic.
+NondeterministicConfigs nondeterministic_from(const json& value, const std::string& at) {
+  NondeterministicConfigs out;
+  for (const auto& [kernel, list] : require_object(value, at).items()) {
+    check_kernel_name(kernel, at);
+    const std::string kernel_at = member_path(at, kernel);
+    require_array(list, kernel_at);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      std::string sig = require_string(list[i], index_path(kernel_at, i));
+      if (sig.empty()) throw Error(index_path(kernel_at, i) + ": empty; expected a config signature");
+      out[kernel].push_back(std::move(sig));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::unique_ptr<InMemoryTable> table_from_json(std::string_view text, const std::string& origin) {
@@ -75,6 +91,8 @@ std::unique_ptr<InMemoryTable> table_from_json(std::string_view text, const std:
       table->set(kernel, key, table_entry_from_json(config, kernel_where + "[\"" + key + "\"]"));
     }
   }
+  if (const json* flagged = find_member(root, "nondeterministic"))
+    table->set_nondeterministic(nondeterministic_from(*flagged, where + "nondeterministic"));
   return table;
 }
 
@@ -94,7 +112,7 @@ std::string table_to_json(const Table& table) {
   }
   json packages = json::object();
   for (const auto& [name, version] : p.packages) packages[name] = version;
-  const json root = {
+  json root = {
       {"arch", std::string(table.arch())},
       {"format_version", kTableFormatVersion},
       {"kernels", std::move(kernels)},
@@ -109,6 +127,11 @@ std::string table_to_json(const Table& table) {
       {"source", p.source},
       {"triton", p.triton},
   };
+  if (!table.nondeterministic().empty()) {  // absent: as before the audit reached tables
+    json flagged = json::object();
+    for (const auto& [kernel, signatures] : table.nondeterministic()) flagged[kernel] = signatures;
+    root["nondeterministic"] = std::move(flagged);
+  }
   return root.dump(1) + "\n";  // nlohmann's object is a std::map: keys come out sorted
 }
 

@@ -9,7 +9,7 @@
 namespace tunelock::launcher {
 
 FamilyCore::FamilyCore(Launcher& launcher, KernelId id, std::vector<std::string> key_args,
-                       std::vector<Config> configs)
+                       std::vector<Config> configs, std::vector<bool> nondeterministic)
     : launcher_(launcher),
       runtime_(launcher.runtime()),
       backend_(launcher.backend()),
@@ -24,6 +24,8 @@ FamilyCore::FamilyCore(Launcher& launcher, KernelId id, std::vector<std::string>
     if (!signatures.insert(signature(c)).second)
       throw Error("kernel family '" + qualified_ + "' lists config " + signature(c) + " twice");
   }
+  for (std::size_t i = 0; i < nondeterministic.size() && i < configs_.size(); ++i)
+    if (nondeterministic[i]) nondeterministic_.push_back(signature(configs_[i]));
   launcher_.add(this);
 }
 
@@ -71,8 +73,9 @@ std::size_t FamilyCore::decide(std::span<const KeyValue> values,
 
 // The story of one new key, as Megatron's interception tells it:
 // single variant -> nothing to choose; in scope and pinned -> the rules,
-// never timed; otherwise -> timed (never inside a graph capture), logged
-// when observed, recorded and audited in record mode.
+// never timed, then the pinned config's bits checked once; otherwise ->
+// timed (never inside a graph capture), logged when observed, recorded and
+// audited in record mode.
 std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
                                const CallSite& site) {
   Runtime& runtime = launcher_.runtime();
@@ -89,8 +92,7 @@ std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
   if (policy->enumerate)
     enumerate_once(!observed ? "UNPINNED" : mode == Mode::pinned ? "PINNED" : "TIMED");
 
-  if (observed && mode == Mode::pinned)
-    return runtime.pinned_choice(arch, id_, key, configs_).index;
+  if (observed && mode == Mode::pinned) return choose_pinned(arch, key, site, *policy);
 
   if (site.capturing) {
     throw Error("kernel family '" + qualified_ + "' [" + key + "] on " + arch +
@@ -101,6 +103,21 @@ std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
   }
   return choose_timed(arch, key, site, observed && policy->intercepts(),
                       observed && mode == Mode::record);
+}
+
+// The rules' choice, then, once per key, its bits: two runs on identical
+// inputs compared. The check only reports; it never changes the choice,
+// since a rank's own observation must not split the ranks. Nothing runs
+// inside a graph capture, so a captured first call goes unchecked.
+std::size_t FamilyCore::choose_pinned(const std::string& arch, const std::string& key,
+                                      const CallSite& site, const Policy& policy) {
+  Runtime& runtime = launcher_.runtime();
+  const std::size_t index =
+      runtime.pinned_choice(arch, id_, key, configs_, /*log=*/true, nondeterministic_).index;
+  if (policy.check_bits && !site.capturing)
+    runtime.note_bits_check(id_, key, configs_[index],
+                            repeats_its_bits(launcher_.backend(), site, index));
+  return index;
 }
 
 std::size_t FamilyCore::choose_timed(const std::string& arch, const std::string& key,

@@ -10,13 +10,17 @@
 namespace tunelock::launcher {
 namespace {
 
-// Every protected buffer as it was before tuning.
+// Every protected buffer as it was before tuning; with `outputs`, the
+// buffers only the bits checks read too, so each check run starts from the
+// call's own inputs.
 struct Snapshot {
   std::vector<std::pair<BufferRef, std::vector<std::byte>>> saved;
 
-  Snapshot(Backend& backend, const CallSite& site) {
+  Snapshot(Backend& backend, const CallSite& site, bool outputs = false) {
     for (const auto* list : {&site.reset_to_zero, &site.restore})
       for (const NamedBuffer& b : *list) saved.emplace_back(b.buffer, backend.save(b.buffer));
+    if (outputs)
+      for (const NamedBuffer& b : site.outputs) saved.emplace_back(b.buffer, backend.save(b.buffer));
   }
   void put_back(Backend& backend) const {
     for (const auto& [buffer, bytes] : saved) backend.restore(buffer, bytes);
@@ -61,6 +65,25 @@ std::optional<std::size_t> fastest(const TuningResult& result, bool audit) {
 }
 
 }  // namespace
+
+std::optional<bool> repeats_its_bits(Backend& backend, const CallSite& site, std::size_t index) {
+  if (audited_buffers(site).empty()) return std::nullopt;
+  backend.synchronize();  // the call's inputs may still be in flight on the caller's stream
+  const Snapshot snapshot(backend, site, /*outputs=*/true);
+  const std::function<void()> before = [&] {
+    snapshot.put_back(backend);
+    for (const NamedBuffer& b : site.reset_to_zero) backend.zero(b.buffer);
+  };
+  bool differs = false;
+  try {
+    differs = differs_from_itself(backend, site, index, before);
+  } catch (...) {
+    snapshot.put_back(backend);  // the real launch still sees the call's inputs
+    throw;
+  }
+  snapshot.put_back(backend);
+  return !differs;
+}
 
 TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config> configs,
                   const TuningOptions& options, const std::string& kernel, const std::string& what,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tunelock/kernel_id.hpp"
+#include "tunelock/numerics.hpp"
 
 namespace tunelock {
 
@@ -78,6 +79,14 @@ struct Policy {
   // Positive control: pick a different config per rank on purpose. Never for
   // real runs; it exists to prove the divergence check is not blind.
   bool chaos = false;
+
+  // Configs declared to change their own bits (kernel + signature): the
+  // fallback rules skip them, as they skip configs a table flags.
+  std::vector<DeclaredConfig> nondeterministic;
+
+  // The first pinned call per key runs its config twice and compares the
+  // bits (warns, or errors under verify_strict; never changes the choice).
+  bool check_bits = true;
 
   // ---- Affect robustness ----
 

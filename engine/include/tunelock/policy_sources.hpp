@@ -49,7 +49,8 @@ Policy policy_from_environment(const Environment& env);
 // (`mode`, `modules`, `config_invariant`, `table_path`, `record_path`,
 // `on_miss`, `block_sizes` as `BLOCK_M=64,BLOCK_N=32`, `verify_every`,
 // `verify_strict`, `enumerate`, `chaos`, `deterministic`,
-// `verify_timeout_s`). An unknown key is an error. The result is validated.
+// `verify_timeout_s`, `nondeterministic` as `KERNEL@SIGNATURE|...`,
+// `check_bits`). An unknown key is an error. The result is validated.
 Policy policy_from_key_values(const std::vector<std::pair<std::string, std::string>>& pairs,
                               Policy base = {});
 

@@ -64,8 +64,21 @@ class Runtime {
   // The timing-free choice under the installed policy (chaos when it asks
   // for it), with the arch's table from its table path loaded once per
   // policy. Logs the choice as pinned when `log` is true.
+  // `nondeterministic_variants`: signatures of candidates the caller's
+  // kernel declares racy (launcher variants); the fallback rules skip them,
+  // as they skip the table's and the policy's.
   Choice pinned_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
-                       std::span<const Config> candidates, bool log = true);
+                       std::span<const Config> candidates, bool log = true,
+                       std::span<const std::string> nondeterministic_variants = {});
+
+  // What the first pinned call per key saw when it ran its config twice on
+  // identical inputs: `repeated` true (same bits), false (bits changed), or
+  // nullopt (the call declares nothing to compare). Changed bits warn once
+  // per (kernel, key, config), or throw Error under verify_strict; nothing
+  // to compare says so once per kernel. Never changes a choice: a rank's
+  // observation must not split the ranks.
+  void note_bits_check(const KernelId& kernel, std::string_view key, const Config& pinned,
+                       std::optional<bool> repeated);
 
   // Logs a choice once per (arch, qualified, key) for kernels the policy
   // observes (in scope, not config-invariant). Returns true when new.

@@ -13,6 +13,7 @@
 #include "tunelock/config.hpp"
 #include "tunelock/kernel_id.hpp"
 #include "tunelock/notices.hpp"
+#include "tunelock/numerics.hpp"
 #include "tunelock/policy.hpp"
 #include "tunelock/table.hpp"
 
@@ -49,21 +50,33 @@ struct SelectionRules {
   // When set, the once-per-policy warnings (stale entry, cheapest fallback)
   // are appended here instead of logged, so a tool shows them with its result.
   std::vector<std::string>* warnings = nullptr;
+  // Configs the user declared nondeterministic: the policy's (any kernel;
+  // the rules pick this one's) and, from the launcher, the signatures of
+  // this kernel's variants declared so. With the table's own lists, the
+  // fallback rules skip them.
+  std::span<const DeclaredConfig> declared_nondeterministic = {};
+  std::span<const std::string> nondeterministic_variants = {};
 };
 
 // Index of the first candidate whose params match every override; a
 // candidate lacking a named param does not match. No overrides: nullopt.
+// Candidates `skip` marks (when not empty) never match.
 std::optional<std::size_t> match_block_sizes(std::span<const Config> candidates,
-                                             std::span<const BlockSize> block_sizes);
+                                             std::span<const BlockSize> block_sizes,
+                                             const std::vector<bool>& skip = {});
 
-// Index of the cheapest candidate; ties go to the earlier one.
+// Index of the cheapest candidate; ties go to the earlier one. Candidates
+// `skip` marks are passed over unless every candidate is marked.
 // REQUIRES: !candidates.empty()
-std::size_t cheapest(std::span<const Config> candidates);
+std::size_t cheapest(std::span<const Config> candidates, const std::vector<bool>& skip = {});
 
 // The table entry, then block-size overrides, then on_miss. The table is
 // tried for the qualified name then the bare name, each with the exact key
-// then "*"; an entry that matches no live candidate is skipped. Throws
-// TableMissError (on_miss = error) or Error (no candidates).
+// then "*"; an entry that matches no live candidate is skipped. The
+// fallback rules (block sizes, cheapest) skip every config known to be
+// nondeterministic (numerics.hpp): the table's lists and the rules'
+// declarations. Throws TableMissError (on_miss = error) or Error (no
+// candidates).
 Choice deterministic_choice(const KernelId& kernel, std::string_view key,
                             std::span<const Config> candidates, const SelectionRules& rules);
 

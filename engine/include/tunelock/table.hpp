@@ -43,6 +43,14 @@ struct Provenance {
 // is still used, since the arch matches.
 std::vector<std::string> provenance_differences(const Provenance& table, const Provenance& device);
 
+// Per kernel name as filed, the signatures (signature(config)) of configs a
+// record saw change their own bits in two runs on identical inputs, or that
+// a user declared racy: sorted and unique per kernel. The fallback rules
+// (block sizes, cheapest) skip them for every key of the kernel, so every
+// rank holding the table skips the same ones. Kept beside "kernels" (a
+// top-level member), which Megatron's reader never looks at.
+using NondeterministicConfigs = std::map<std::string, std::vector<std::string>, std::less<>>;
+
 // A recorded config. Matching is Megatron's: the reader fills what an entry
 // leaves out (num_ctas 1, maxnreg unset, ir_override null), then every field
 // must equal the candidate's, so an entry without num_ctas never pins a
@@ -107,6 +115,16 @@ class Table {
 
   // Number of (kernel, key) entries. Tables that know it cheaply override.
   virtual std::size_t entry_count() const;
+
+  // The configs flagged nondeterministic for `kernel` exactly as filed
+  // (sorted signatures; empty when none), and every kernel's list.
+  std::span<const std::string> nondeterministic(std::string_view kernel) const;
+  const NondeterministicConfigs& nondeterministic() const { return nondeterministic_; }
+  // Replaces the lists: each sorted and de-duplicated, empty ones dropped.
+  void set_nondeterministic(NondeterministicConfigs flagged);
+
+ protected:
+  NondeterministicConfigs nondeterministic_;
 };
 
 // A table held in memory: what the JSON loader builds and what merge fills.

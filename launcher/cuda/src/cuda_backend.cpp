@@ -180,6 +180,10 @@ std::vector<double> CudaBackend::time(const std::function<void()>& before,
   return samples;
 }
 
+void CudaBackend::synchronize() {
+  check(cudaDeviceSynchronize(), "before the first pinned call's bits check");
+}
+
 void CudaBackend::zero(launcher::BufferRef buffer) {
   Timing& t = timing_for(current_device());
   check(cudaMemsetAsync(buffer.data, 0, buffer.bytes, t.stream), "zeroing a tuned output");

@@ -65,6 +65,10 @@ class Backend {
     return false;
   }
 
+  // Waits until work already queued on the device (any stream) is done, so
+  // a check outside timing reads a call's inputs only once they are ready.
+  virtual void synchronize() {}
+
   // Buffer operations for reset-to-zero and restore hooks, and for the
   // record-mode audit that compares a candidate's outputs across two runs.
   virtual void zero(BufferRef buffer) = 0;

@@ -39,6 +39,9 @@ class KernelFamily {
   struct Variant {
     Config config;
     std::function<void(Args...)> launch;
+    // Declared to change its own bits between runs (float atomics, races):
+    // the fallback rules (block sizes, cheapest) never pick it.
+    bool nondeterministic = false;
   };
 
   struct Hooks {
@@ -49,9 +52,9 @@ class KernelFamily {
     std::function<std::vector<NamedBuffer>(Args...)> reset_to_zero;
     // Outputs put back after every timing run (kernels that update in place).
     std::function<std::vector<NamedBuffer>(Args...)> restore;
-    // Outputs a kernel overwrites: only read by record mode's audit, which
-    // compares every output (these, and the two lists above) across two
-    // runs of one config.
+    // Outputs a kernel overwrites: only read by the bits checks (record
+    // mode's audit, the first pinned call per key), which compare every
+    // output (these, and the two lists above) across two runs of one config.
     std::function<std::vector<NamedBuffer>(Args...)> outputs;
   };
 
@@ -59,7 +62,8 @@ class KernelFamily {
                std::vector<Variant> variants, Hooks hooks = {})
       : variants_(std::move(variants)),
         hooks_(std::move(hooks)),
-        core_(launcher, std::move(id), std::move(key_args), configs_of(variants_)) {}
+        core_(launcher, std::move(id), std::move(key_args), configs_of(variants_),
+              declared_nondeterministic(variants_)) {}
 
   void operator()(std::initializer_list<KeyValue> key,
                   std::initializer_list<std::string_view> dtypes, Args... args) {
@@ -79,6 +83,12 @@ class KernelFamily {
       if (!v.launch) throw Error("a variant of a kernel family has no launch function");
       out.push_back(v.config);
     }
+    return out;
+  }
+
+  static std::vector<bool> declared_nondeterministic(const std::vector<Variant>& variants) {
+    std::vector<bool> out;
+    for (const Variant& v : variants) out.push_back(v.nondeterministic);
     return out;
   }
 

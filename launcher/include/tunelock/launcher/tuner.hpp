@@ -44,6 +44,13 @@ struct TuningResult {
   std::vector<bool> nondeterministic;            // per candidate; audited runs only
 };
 
+// The first pinned call's check: candidate `index` run twice from identical
+// inputs (every declared buffer put back before each run, as before the
+// call), its outputs compared bit for bit, and the buffers left as they
+// were before the call (the real launch follows). nullopt when the call
+// declares no buffers to compare.
+std::optional<bool> repeats_its_bits(Backend& backend, const CallSite& site, std::size_t index);
+
 // `what` names the kernel and key in messages ("pkg.mm [M=1]"); a failing
 // candidate is reported once per `kernel` (qualified name) and config.
 // `audit` turns on the self-determinism audit.

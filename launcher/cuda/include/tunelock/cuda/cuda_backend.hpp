@@ -58,6 +58,7 @@ class CudaBackend final : public launcher::Backend {
   bool capturing(void* stream) const override;
 
   // Device (or any UVA) memory; on the private stream, complete on return.
+  void synchronize() override;
   void zero(launcher::BufferRef buffer) override;
   std::vector<std::byte> save(launcher::BufferRef buffer) override;
   void restore(launcher::BufferRef buffer, const std::vector<std::byte>& saved) override;

@@ -29,8 +29,10 @@ class Launcher;
 class FamilyCore {
  public:
   // Throws Error when there are no configs, or when a config repeats.
+  // `nondeterministic`: per config, declared to change its own bits (empty:
+  // none); the fallback rules never pick such a config.
   FamilyCore(Launcher& launcher, KernelId id, std::vector<std::string> key_args,
-             std::vector<Config> configs);
+             std::vector<Config> configs, std::vector<bool> nondeterministic = {});
   ~FamilyCore();
   FamilyCore(const FamilyCore&) = delete;
   FamilyCore& operator=(const FamilyCore&) = delete;
@@ -65,6 +67,8 @@ class FamilyCore {
   std::size_t choose(const std::string& arch, const std::string& key, const CallSite& site);
   std::size_t choose_timed(const std::string& arch, const std::string& key, const CallSite& site,
                            bool logged, bool recorded);
+  std::size_t choose_pinned(const std::string& arch, const std::string& key, const CallSite& site,
+                            const Policy& policy);
   void enumerate_once(std::string_view state);
   std::string tuning_key_text(std::span<const KeyValue> values,
                               std::span<const std::string_view> dtypes) const;
@@ -76,6 +80,7 @@ class FamilyCore {
   const std::string qualified_;
   const std::vector<std::string> key_args_;
   const std::vector<Config> configs_;
+  std::vector<std::string> nondeterministic_;  // signatures of variants declared racy
 
   // raw key -> variant, per arch slot of the backend
   std::array<ChoiceCache, Backend::kMaxArchSlots> caches_;
