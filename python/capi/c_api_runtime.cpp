@@ -169,6 +169,24 @@ int tunelock_pinned_choice(const char* arch, const char* module, const char* nam
   });
 }
 
+int tunelock_note_bits_check(const char* module, const char* name, const char* key,
+                             const char* config_json, int repeated) {
+  return guarded([&] {
+    if (repeated < -1 || repeated > 1)
+      throw Error("repeated: expected 1 (same bits), 0 (changed) or -1 (nothing compared), got " +
+                  std::to_string(repeated));
+    const Config config = config_from_json(json_of(config_json, "config"), "config");
+    process_runtime().note_bits_check(
+        KernelId{text_of(module, "module"), text_of(name, "name")}, text_of(key, "key"), config,
+        repeated < 0 ? std::nullopt : std::optional<bool>(repeated == 1));
+  });
+}
+
+int tunelock_signature(const char* config_json, char** out) {
+  return guarded(
+      [&] { put(out, signature(config_from_json(json_of(config_json, "config"), "config"))); });
+}
+
 int tunelock_log_choice(const char* arch, const char* module, const char* name, const char* key,
                         const char* config_json, int pinned, int* is_new) {
   return guarded([&] {

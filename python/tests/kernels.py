@@ -31,6 +31,9 @@ class Tensor:
     def copy_(self, other):
         self.values = list(other.values)
 
+    def tolist(self):
+        return list(self.values)
+
 
 class JITKernel:
     """Like triton.JITFunction: `fn` is the Python function, `run` launches."""
@@ -89,4 +92,51 @@ def make_autotuner(seed=0, configs=None, **options):
     tuner = triton.Autotuner(kernel, ["x", "out", "n"], configs, ["n"],
                              options.pop("reset_to_zero", ["out"]), options.pop("restore_value", None),
                              do_bench=bench, **options)
+    return tuner, kernel, bench
+
+
+def racy_row_sum(x, out, n, BLOCK, ATOMIC):
+    """With ATOMIC=1, BLOCK partial sums are added in an order that changes
+    from run to run, as `tl.atomic_add` adds them on a GPU."""
+    partial = [sum(x.values[start:start + BLOCK]) for start in range(0, n, BLOCK)]
+    if ATOMIC:  # every other run adds them backwards: two runs in a row always differ
+        racy_row_sum.runs += 1
+        if racy_row_sum.runs % 2:
+            partial.reverse()
+    total = 0.0
+    for p in partial:
+        total += p
+    out.values[0] += total
+
+
+racy_row_sum.runs = 0
+
+RACY_MS = {(64, 1): 0.50, (128, 0): 0.90, (256, 0): 1.00}  # the atomic config is fastest
+
+
+class RacyBench:
+    def __init__(self, kernel):
+        self.kernel, self.calls = kernel, 0
+
+    def __call__(self, kernel_call, quantiles):
+        self.calls += 1
+        kernel_call()
+        launch = self.kernel.launches[-1]
+        ms = RACY_MS[(launch["BLOCK"], launch["ATOMIC"])]
+        return [ms, ms, ms]
+
+
+def racy_configs():
+    """The atomic config is also the cheapest (smallest BLOCK)."""
+    return [triton.Config({"BLOCK": 64, "ATOMIC": 1}, num_warps=1, num_stages=2),
+            triton.Config({"BLOCK": 128, "ATOMIC": 0}, num_warps=2, num_stages=2),
+            triton.Config({"BLOCK": 256, "ATOMIC": 0}, num_warps=4, num_stages=2)]
+
+
+def make_racy_autotuner():
+    kernel = JITKernel(racy_row_sum)
+    kernel.fn.__module__ = "demo.kernels"
+    bench = RacyBench(kernel)
+    tuner = triton.Autotuner(kernel, ["x", "out", "n"], racy_configs(), ["n"], ["out"], None,
+                             do_bench=bench)
     return tuner, kernel, bench

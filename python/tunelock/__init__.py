@@ -18,7 +18,7 @@ __all__ = [
     "TunelockError", "Policy", "Choice", "install", "installed_policy", "observes", "tuning_key",
     "pinned_choice", "log_choice", "record", "set_device", "choice_log", "choice_digest", "flush",
     "verify", "maybe_verify", "choose", "merge", "report", "FileKind", "file_kind", "table",
-    "convert_table", "version",
+    "convert_table", "version", "signature", "note_bits_check",
 ]
 
 Choice = namedtuple("Choice", ["index", "signature", "reason", "explanation"], defaults=[None])
@@ -29,8 +29,37 @@ def version():
     return lib.tunelock_version().decode()
 
 
+def _config_form(config):
+    """A config as Megatron's dict form: a dict as given, or a Triton Config."""
+    if isinstance(config, dict):
+        return config
+    if hasattr(config, "kwargs") and hasattr(config, "num_warps"):
+        from .triton import config_data
+        return config_data(config)
+    raise TypeError(f"expected a config dict, a triton.Config or a signature, got {config!r}")
+
+
+def _declared_text(value):
+    """`nondeterministic=` as TUNELOCK_NONDETERMINISTIC spells it: a
+    {kernel: [config or signature, ...]} dict, or that text itself."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, dict):
+        raise TypeError("nondeterministic: expected {kernel: [config, ...]} or "
+                        f"'KERNEL@SIGNATURE|...', got {type(value).__name__}")
+    items = []
+    for kernel, configs in value.items():
+        if isinstance(configs, (str, dict)) or hasattr(configs, "kwargs"):
+            configs = [configs]
+        for config in configs:
+            items.append(f"{kernel}@{config if isinstance(config, str) else signature(config)}")
+    return "|".join(items)
+
+
 def _as_text(key, value):
     """A keyword argument as the engine's key/value text."""
+    if key == "nondeterministic":
+        return _declared_text(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
@@ -49,7 +78,9 @@ class Policy:
     """A resolved, validated policy: `Policy(mode="pinned", block_sizes={"BLOCK_M": 64})`,
     or `Policy.from_environment()`. Fields read as attributes (mode, modules,
     config_invariant, table_path, record_path, on_miss, block_sizes, verify_every,
-    verify_strict, enumerate, chaos, deterministic, verify_timeout_s, intercepts)."""
+    verify_strict, enumerate, chaos, deterministic, verify_timeout_s, nondeterministic,
+    check_bits, intercepts). `nondeterministic` declares configs that change their own
+    bits: {"pkg.kernel": [config or triton.Config or signature, ...]}."""
 
     def __init__(self, over_environment=False, **fields):
         self._fields = fields
@@ -145,6 +176,21 @@ def record(arch, qualified, key, winner, timings):
     """Record mode: `timings` is [{"config": ..., "median_ms": float or None}, ...]."""
     check(lib.tunelock_record(encode(arch), encode(qualified), encode(key),
                               encode(json.dumps(winner)), encode(json.dumps(timings))))
+
+
+def signature(config):
+    """The engine's text for a config (dict or triton.Config), as tables,
+    records and TUNELOCK_NONDETERMINISTIC name it."""
+    return call_text("tunelock_signature", encode(json.dumps(_config_form(config))))
+
+
+def note_bits_check(module, name, key, config, repeated):
+    """Reports the first pinned call's bits check: `repeated` True (same
+    bits), False (changed: warns once, or raises under verify_strict) or None
+    (nothing to compare)."""
+    flag = -1 if repeated is None else int(bool(repeated))
+    check(lib.tunelock_note_bits_check(encode(module), encode(name), encode(key),
+                                       encode(json.dumps(_config_form(config))), flag))
 
 
 def set_device(device_name="", sm_count=0, driver_version="", cuda_version=""):

@@ -34,6 +34,8 @@ _SIGNATURES = {
     "tunelock_log_choice": ([ctypes.c_char_p] * 5 + [ctypes.c_int, ctypes.POINTER(ctypes.c_int)],
                             ctypes.c_int),
     "tunelock_record": ([ctypes.c_char_p] * 5, ctypes.c_int),
+    "tunelock_note_bits_check": ([ctypes.c_char_p] * 4 + [ctypes.c_int], ctypes.c_int),
+    "tunelock_signature": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
     "tunelock_set_device": ([ctypes.c_char_p], ctypes.c_int),
     "tunelock_choice_log": ([ctypes.c_void_p], ctypes.c_int),
     "tunelock_choice_digest": ([ctypes.c_void_p], ctypes.c_int),

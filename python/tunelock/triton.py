@@ -7,9 +7,12 @@ with the story of one call as Megatron's interception tells it —
   a policy that intercepts nothing): Triton's own run, untouched;
 - a single-config autotuner: Triton's run, logged once under key `*`;
 - `pinned`: the engine's choice among the autotuner's (pruned) configs,
-  never timed, cached per key, launched as Triton launches its winner;
+  never timed, cached per key, launched as Triton launches its winner; its
+  first call per key runs the pinned config twice and compares the bits;
 - `record` / `auto`: Triton times as usual; the winner is logged as timed
-  and, in record mode, every config's timing goes into the record.
+  and, in record mode, every config's timing goes into the record, after
+  an audit that runs every config twice on identical inputs: a config whose
+  bits change between two runs of itself is flagged and never wins.
 
 Everything else (rules, tables, the log, digest, verify) is the engine's.
 """
@@ -18,6 +21,7 @@ import math
 import threading
 
 import tunelock as engine
+from tunelock._bits import IdenticalInputs, capturing
 
 logger = logging.getLogger("tunelock")
 
@@ -228,16 +232,33 @@ def _choose_pinned(autotuner, state, key, args, kwargs):
             candidates = autotuner.prune_configs(kwargs)
         finally:
             autotuner.nargs = None
-        choice = engine.pinned_choice(arch_tag(), state.module, state.name,
-                                      tuning_key(autotuner, args, kwargs),
+        text_key = tuning_key(autotuner, args, kwargs)
+        choice = engine.pinned_choice(arch_tag(), state.module, state.name, text_key,
                                       [config_data(c) for c in candidates])
         config = candidates[choice.index]
+        if _policy.get("check_bits", True) and not capturing():
+            _check_pinned_bits(autotuner, state, text_key, config, args, kwargs)
         state.chosen[key] = (config, config.all_kwargs())
         return state.chosen[key]
 
 
+def _check_pinned_bits(autotuner, state, text_key, config, args, kwargs):
+    """The first pinned call's check: two runs of the pinned config from the
+    call's own inputs, compared. It reports (warns, or raises under
+    verify_strict) and never changes the choice, since a rank's own
+    observation must not split the ranks."""
+    inputs = IdenticalInputs(autotuner, args, kwargs)
+    try:
+        repeated = inputs.repeats_its_bits(config)
+    finally:
+        inputs.put_back()  # the real launch follows on the call's own inputs
+    engine.note_bits_check(state.module, state.name, text_key, config_data(config), repeated)
+
+
 def _run_timed(autotuner, state, key, args, kwargs):
     _enumerate(state, len(autotuner.configs), "TIMED")
+    recording = _policy["mode"] == "record"
+    audit = _audit(autotuner, state, key, args, kwargs) if recording else None
     autotuner.configs_timings = None  # set again only if this call benchmarks
     result = _original_run(autotuner, *args, **kwargs)  # Triton benchmarks, then launches
     with _lock:
@@ -245,19 +266,83 @@ def _run_timed(autotuner, state, key, args, kwargs):
             return result
         state.chosen[key] = True
         arch, text_key = arch_tag(), tuning_key(autotuner, args, kwargs)
+        timings = _timings(getattr(autotuner, "configs_timings", None) or {},
+                           audit.flagged if audit else set())
+        flagged_best = audit is not None and id(autotuner.best_config) in audit.flagged
+        best = _fastest_repeating(timings) if flagged_best else None
+        if best is not None:
+            # Triton's fastest changes its own bits: the record's winner runs
+            # instead, from this call's own inputs, and for the rest of the run.
+            autotuner.cache[key] = best
+            autotuner.best_config = best
+            audit.inputs.put_back()
+            result = _launch(autotuner, best, args, kwargs)
         winner = config_data(autotuner.best_config)
         engine.log_choice(arch, state.module, state.name, text_key, winner, False)
-        if _policy["mode"] == "record":
+        if recording:
             engine.record(arch, state.qualified, text_key, winner,
-                          _timings(getattr(autotuner, "configs_timings", None) or {}))
+                          [{k: v for k, v in t.items() if k != "live"} for t in timings])
     return result
 
 
-def _timings(configs_timings):
-    """Triton's {config: [median, p20, p80] or ms} as the record's timings."""
+class _Audit:
+    def __init__(self, inputs, flagged):
+        self.inputs, self.flagged = inputs, flagged
+
+
+def _audit(autotuner, state, key, args, kwargs):
+    """Record mode's self-determinism audit: every config Triton will
+    benchmark for this key runs twice from the call's own inputs; the ids of
+    those whose bits changed. Two extra runs per config per key."""
+    if capturing():
+        return None
+    autotuner.nargs = dict(zip(autotuner.arg_names, args))
+    try:
+        candidates = autotuner.prune_configs(kwargs)
+    finally:
+        autotuner.nargs = None
+    inputs = IdenticalInputs(autotuner, args, kwargs)
+    flagged = set()
+    try:
+        for config in candidates if len(candidates) > 1 else ():
+            try:
+                repeated = inputs.repeats_its_bits(config)
+            except Exception:  # fails to run: Triton times it as infinite
+                continue
+            if repeated is False:
+                flagged.add(id(config))
+                logger.warning("config %s of %s [%s] gave different bits in two runs on identical "
+                               "inputs: flagged as nondeterministic, never pinned",
+                               engine.signature(config), state.qualified,
+                               tuning_key(autotuner, args, kwargs))
+    finally:
+        inputs.put_back()  # Triton's benchmark and launch start from the call's inputs
+    return _Audit(inputs, flagged)
+
+
+def _launch(autotuner, config, args, kwargs):
+    launch_kwargs = config.all_kwargs()
+    if config.pre_hook is not None:
+        config.pre_hook({**dict(zip(autotuner.arg_names, args)), **kwargs, **launch_kwargs})
+    return autotuner.fn.run(*args, **kwargs, **launch_kwargs)
+
+
+def _fastest_repeating(timings):
+    """The fastest timed config the audit did not flag; None when none."""
+    ok = [t for t in timings if t["median_ms"] is not None and not t.get("nondeterministic")]
+    return min(ok, key=lambda t: t["median_ms"])["live"] if ok else None
+
+
+def _timings(configs_timings, flagged):
+    """Triton's {config: [median, p20, p80] or ms} as the record's timings,
+    each with its live Config and the audit's flag."""
     out = []
     for config, timing in configs_timings.items():
         median = timing[0] if isinstance(timing, (list, tuple)) else timing
         finite = median is not None and math.isfinite(float(median))
-        out.append({"config": config_data(config), "median_ms": float(median) if finite else None})
+        item = {"config": config_data(config), "median_ms": float(median) if finite else None,
+                "live": config}
+        if id(config) in flagged:
+            item["nondeterministic"] = True
+        out.append(item)
     return out

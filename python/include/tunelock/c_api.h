@@ -62,6 +62,17 @@ int tunelock_tuning_key(const char* args_json, const char* dtypes_json, char** k
 int tunelock_pinned_choice(const char* arch, const char* module, const char* name, const char* key,
                            const char* candidates_json, char** choice_json);
 
+/* The first pinned call's bits check, as the caller ran it: repeated = 1
+ * (two runs on identical inputs gave the same bits), 0 (they differed) or
+ * -1 (nothing to compare). Changed bits warn once per (kernel, key,
+ * config), or fail under verify_strict; -1 says so once per kernel. */
+int tunelock_note_bits_check(const char* module, const char* name, const char* key,
+                             const char* config_json, int repeated);
+
+/* signature(config) of a config in Megatron's form: the text tables,
+ * records and TUNELOCK_NONDETERMINISTIC name configs by. */
+int tunelock_signature(const char* config_json, char** signature);
+
 /* Logs a choice (pinned = 1, else timed) once per (arch, kernel, key), for
  * observed kernels only. *is_new = 1 when it was new. */
 int tunelock_log_choice(const char* arch, const char* module, const char* name, const char* key,

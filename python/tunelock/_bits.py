@@ -1,0 +1,89 @@
+"""Running one Triton config on identical inputs and comparing its bits.
+
+A config is pinned for its bits: one whose outputs differ between two runs
+of itself (`tl.atomic_add` partial sums, races) gives different results on
+every run however firmly its name is pinned. The record-mode audit runs
+every config twice this way, and the first pinned call per key runs its
+pinned config twice.
+
+Every tensor argument is snapshot before the check and put back before each
+run, so each run starts from the call's own inputs; each run goes through
+the autotuner's hooks as Triton's benchmarker runs a config (the config's
+pre_hook, the autotuner's pre_hook, which zeroes `reset_to_zero` and saves
+`restore_value`, the launch, then the post_hook that puts `restore_value`
+back) and every tensor argument is read after the launch, before post_hook.
+Tensors are torch tensors (compared as raw bytes on their device) or
+anything with clone/copy_/tolist (the test stand-in).
+"""
+import sys
+
+
+def tensor_arguments(autotuner, args, kwargs):
+    """{name: tensor} for every tensor argument of the call."""
+    named = dict(zip(autotuner.arg_names, args))
+    named.update((k, v) for k, v in kwargs.items() if k in autotuner.arg_names)
+    return {name: value for name, value in named.items()
+            if hasattr(value, "dtype") and hasattr(value, "clone") and hasattr(value, "copy_")}
+
+
+def _as_bytes(torch, tensor):
+    flat = tensor.detach().contiguous().reshape(-1)
+    return flat.view(torch.uint8)
+
+
+def same_bits(a, b):
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(a, torch.Tensor):
+        return (a.shape == b.shape and a.dtype == b.dtype
+                and torch.equal(_as_bytes(torch, a), _as_bytes(torch, b)))
+    # repr tells -0.0 from 0.0 and prints every float exactly.
+    return repr(a.tolist()) == repr(b.tolist())
+
+
+def capturing():
+    """True inside a CUDA graph capture, where nothing may run twice."""
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_available()
+                    and torch.cuda.is_current_stream_capturing())
+    except Exception:  # an old torch without the query: assume not capturing
+        return False
+
+
+class IdenticalInputs:
+    """Snapshots a call's tensor arguments; `run_twice` runs a config twice
+    from them; `put_back` leaves the arguments as the call passed them."""
+
+    def __init__(self, autotuner, args, kwargs):
+        self.autotuner, self.args, self.kwargs = autotuner, args, kwargs
+        self.tensors = tensor_arguments(autotuner, args, kwargs)
+        self.saved = {name: t.clone() for name, t in self.tensors.items()}
+
+    def put_back(self):
+        for name, tensor in self.tensors.items():
+            tensor.copy_(self.saved[name])
+
+    def _run(self, config):
+        self.put_back()
+        current = dict(self.kwargs, **config.all_kwargs())
+        full_nargs = {**dict(zip(self.autotuner.arg_names, self.args)), **current}
+        if config.pre_hook:
+            config.pre_hook(full_nargs)
+        self.autotuner.pre_hook(full_nargs)
+        try:
+            self.autotuner.fn.run(*self.args, **current)
+        except Exception as error:
+            self.autotuner.post_hook(full_nargs, exception=error)
+            raise
+        after = {name: t.clone() for name, t in self.tensors.items()}
+        self.autotuner.post_hook(full_nargs, exception=None)
+        return after
+
+    def repeats_its_bits(self, config):
+        """True when two runs gave the same bits in every tensor argument;
+        None when the call has no tensor argument to compare."""
+        if not self.tensors:
+            return None
+        first = self._run(config)
+        second = self._run(config)
+        return all(same_bits(first[name], second[name]) for name in first)
