@@ -68,6 +68,38 @@ void BM_CachedFamilyCallKeysInTurn(benchmark::State& state) {
 }
 BENCHMARK(BM_CachedFamilyCallKeysInTurn);
 
+// A key's first pinned call: the rules' choice and, with the bits check
+// (Arg 1, the default policy), two more runs of the pinned config with its
+// declared output saved and compared; Arg 0 is TUNELOCK_CHECK_BITS=off.
+// A new key every iteration (4 KiB output).
+void BM_FirstPinnedCall(benchmark::State& state) {
+  Notices notices;
+  Runtime runtime{0, notices};
+  launcher::HostBackend backend;
+  launcher::Launcher launcher{backend, runtime};
+  using Family = launcher::KernelFamily<const float*, float*, int>;
+  Family::Hooks hooks;
+  hooks.outputs = [](const float*, float* y, int n) {
+    return std::vector<launcher::NamedBuffer>{{"y", {y, n * sizeof(float)}}};
+  };
+  Family family{launcher,
+                {"bench.ops", "axpy"},
+                {"N"},
+                {{make_config({{"BLOCK", 16}}), axpy}, {make_config({{"BLOCK", 32}}), axpy}},
+                hooks};
+  Policy pinned;
+  pinned.mode = Mode::pinned;
+  pinned.check_bits = state.range(0) != 0;
+  runtime.install(pinned);
+  std::vector<float> x(1024, 1.0f), y(1024, 0.0f);
+  std::int64_t key = 0;
+  for (auto _ : state) {
+    family({++key}, {"f32"}, x.data(), y.data(), 1024);
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_FirstPinnedCall)->ArgName("check_bits")->Arg(0)->Arg(1)->Iterations(20000);
+
 }  // namespace
 
 BENCHMARK_MAIN();

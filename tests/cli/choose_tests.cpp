@@ -200,3 +200,24 @@ BOOST_AUTO_TEST_CASE(help_goes_to_stdout_and_succeeds) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(choose_nondeterministic)
+
+// The table's "nondeterministic" list reaches `choose`: on a key the table
+// has no entry for, the cheapest fallback skips the flagged config, and
+// --explain says so with the rules' own words.
+BOOST_AUTO_TEST_CASE(a_flagged_cheapest_is_skipped_and_explained) {
+  TempDir dir;
+  dir.write("sm90.json", R"({"arch": "sm90", "kernels": {},
+    "nondeterministic": {"demo.ops.matmul": ["BLOCK_K=64,BLOCK_M=32,BLOCK_N=32,SPLIT_K=8;warps=2;stages=2"]}})");
+  const auto plain = decision(choose("demo.ops.matmul", "M=1|N=1|K=1|bf16|bf16"));
+  BOOST_TEST(plain["index"] == 3);  // without the table: the cheapest
+  const auto out = decision(choose("demo.ops.matmul", "M=1|N=1|K=1|bf16|bf16",
+                                   {"--table", dir.path().string(), "--arch", "sm90", "--explain"}));
+  BOOST_TEST(out["index"] == 2);  // the next cheapest
+  BOOST_TEST(out["reason"] == "min_cost");
+  BOOST_TEST(out.dump().find("nondeterministic: candidate(s) 3 known to change their own bits") !=
+             std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

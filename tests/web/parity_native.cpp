@@ -51,7 +51,14 @@ json make_case(std::mt19937& random, int index) {
           random() % 4 ? candidates[random() % candidates.size()] : random_config(random);
       kernels[entry_kernel][entry_key] = config_to_json(config);
     }
-    c["table"] = json{{"arch", "sm90"}, {"kernels", kernels}}.dump();
+    json table{{"arch", "sm90"}, {"kernels", kernels}};
+    if (random() % 3 == 0) {  // configs a record flagged: the fallback rules skip them
+      json flagged = json::array();
+      for (std::size_t f = 0; f < 1 + random() % count; ++f)
+        flagged.push_back(signature(candidates[random() % count]));
+      table["nondeterministic"][random() % 2 ? name : kernel] = flagged;
+    }
+    c["table"] = table.dump();
   }
   json policy = json::object();
   if (random() % 5 == 0) policy["on_miss"] = "error";
