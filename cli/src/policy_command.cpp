@@ -39,6 +39,7 @@ void print_text(const Policy& policy, std::ostream& out) {
       << "verify_timeout_s: " << policy.verify_timeout_s << "\n"
       << "nondeterministic: " << declared_configs_text(policy.nondeterministic) << "\n"
       << "check_bits:       " << policy.check_bits << "\n"
+      << "equivalent:       " << to_string(policy.equivalent) << "\n"
       << "intercepts:       " << policy.intercepts() << "\n";
 }
 
@@ -84,6 +85,7 @@ Command add_policy_command(CLI::App& app) {
   value_flag("--nondeterministic", "nondeterministic",
              "Configs declared racy, KERNEL@SIGNATURE joined by '|'");
   value_flag("--check-bits", "check_bits", "on/off: the first pinned call per key checks its bits");
+  value_flag("--equivalent", "equivalent", "off or timed: time within an entry's equivalent configs");
   cmd->add_flag("--json", flags->json, "Print the policy as one JSON object");
   return {cmd, [flags](Streams& streams) { return show_policy(*flags, streams); }};
 }

@@ -2,6 +2,8 @@
 // table, and to an account of where the ranks disagreed.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "commands.hpp"
 #include "table_files.hpp"
 #include "tunelock/error.hpp"
@@ -35,9 +37,13 @@ int merge(const RecordOptions& options, Streams& streams) {
   const std::vector<RecordFile> records = load_all(options.records);
   const MergeResult result = merge_records(records, options.arch, options.source);
   write_table(*result.table, options.output);
+  // Keys reported only for their equivalent configs are not disagreements.
+  const auto disagreed =
+      std::count_if(result.disagreements.begin(), result.disagreements.end(),
+                    [](const KeyVerdict& v) { return v.votes.size() > 1 || !v.nondeterministic.empty(); });
   streams.out << "wrote " << options.output << ": " << result.table->arch() << ", "
               << result.table->entry_count() << " entries from " << records.size()
-              << " record file(s); " << result.disagreements.size()
+              << " record file(s); " << disagreed
               << " key(s) where ranks disagreed (see tunelock report)\n";
   return kExitOk;
 }

@@ -1,5 +1,6 @@
 #include "tunelock/json_config.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "json_checks.hpp"
@@ -28,10 +29,10 @@ int launch_option(const json& object, std::string_view field, const std::string&
   return static_cast<int>(require_int(*value, member_path(where, field), min, kIntMax));
 }
 
-void reject_unknown_fields(const json& value, const std::string& where) {
+void reject_unknown_fields(const json& value, const std::string& where, bool entry) {
   for (const auto& [field, member] : value.items()) {
     if (field != "kwargs" && field != "num_warps" && field != "num_stages" && field != "num_ctas" &&
-        field != "maxnreg" && field != "ir_override") {
+        field != "maxnreg" && field != "ir_override" && !(entry && field == "equivalent")) {
       throw Error(member_path(where, field) +
                   ": unknown config field; known: kwargs, num_warps, num_stages, num_ctas, "
                   "maxnreg, ir_override");
@@ -55,9 +56,10 @@ std::vector<Param> kwargs_from(const json& value, const std::string& where) {
   return params;
 }
 
-Config read_config(const json& value, const std::string& where, bool triton_defaults) {
+Config read_config(const json& value, const std::string& where, bool triton_defaults,
+                   bool entry = false) {
   require_object(value, where);
-  reject_unknown_fields(value, where);
+  reject_unknown_fields(value, where, entry);
   Config config;
   config.params = kwargs_from(value, where);
   config.num_warps = launch_option(value, "num_warps", where, 0,
@@ -170,7 +172,21 @@ Config config_from_json(const json& value, const std::string& where) {
 }
 
 TableEntry table_entry_from_json(const json& value, const std::string& where) {
-  return TableEntry{read_config(value, where, false)};
+  TableEntry entry{read_config(value, where, false, /*entry=*/true), {}};
+  if (const json* equivalent = find_member(value, "equivalent")) {
+    const std::string at = member_path(where, "equivalent");
+    require_array(*equivalent, at);
+    for (std::size_t i = 0; i < equivalent->size(); ++i) {
+      Config config = read_config((*equivalent)[i], index_path(at, i), false);
+      if (config == entry.config ||
+          std::find(entry.equivalent.begin(), entry.equivalent.end(), config) !=
+              entry.equivalent.end())
+        throw Error(index_path(at, i) + ": repeats " + signature(config) +
+                    " (list each equivalent config once, never the entry's own)");
+      entry.equivalent.push_back(std::move(config));
+    }
+  }
+  return entry;
 }
 
 Config candidate_from_json(const json& value, const std::string& where) {
@@ -188,7 +204,15 @@ json config_to_json(const Config& config) {
           {"ir_override", config.ir_override ? json(*config.ir_override) : json(nullptr)}};
 }
 
-json table_entry_to_json(const TableEntry& entry) { return config_to_json(entry.config); }
+json table_entry_to_json(const TableEntry& entry) {
+  json out = config_to_json(entry.config);
+  if (!entry.equivalent.empty()) {  // absent: a file Megatron wrote reads back unchanged
+    json list = json::array();
+    for (const Config& c : entry.equivalent) list.push_back(config_to_json(c));
+    out["equivalent"] = std::move(list);
+  }
+  return out;
+}
 
 std::string canonical_config_text(const Config& config) {
   return python_layout(config_to_json(config));

@@ -30,6 +30,12 @@ void require_distinct(const std::vector<RecordFile>& records) {
   }
 }
 
+// What a report names: split votes, flagged candidates, equivalent configs.
+bool reported(const KeyVerdict& verdict) {
+  return verdict.votes.size() > 1 || !verdict.nondeterministic.empty() ||
+         !verdict.equivalent.empty();
+}
+
 // Per key, every config some rank's audit flagged as nondeterministic.
 std::map<RecordKey, std::set<std::string>> flagged_configs(const std::vector<RecordFile>& records) {
   std::map<RecordKey, std::set<std::string>> out;
@@ -38,6 +44,32 @@ std::map<RecordKey, std::set<std::string>> flagged_configs(const std::vector<Rec
       for (const CandidateTiming& c : candidates)
         if (c.nondeterministic) out[key].insert(c.signature);
   return out;
+}
+
+// Configs bit-identical to `winner` on every rank whose audit classed both,
+// and classed together by at least one rank; flagged configs never count.
+std::vector<std::string> equivalent_to(const std::vector<RecordFile>& records, const RecordKey& key,
+                                       const std::string& winner,
+                                       const std::set<std::string>* flagged) {
+  std::map<std::string, bool> together;  // signature -> identical on every rank seen so far
+  for (const RecordFile& record : records) {
+    const auto timed = record.timings.find(key);
+    if (timed == record.timings.end()) continue;
+    std::optional<int> winner_class;
+    for (const CandidateTiming& c : timed->second)
+      if (c.signature == winner) winner_class = c.bit_class;
+    if (!winner_class) continue;  // this rank did not class the winner: it has no say
+    for (const CandidateTiming& c : timed->second) {
+      if (c.signature == winner || !c.bit_class) continue;
+      const bool same = *c.bit_class == *winner_class;
+      auto [it, fresh] = together.try_emplace(c.signature, same);
+      if (!fresh) it->second = it->second && same;
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [sig, same] : together)
+    if (same && !(flagged && flagged->count(sig))) out.push_back(sig);
+  return out;  // std::map: sorted
 }
 
 }  // namespace
@@ -103,6 +135,9 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
       return text[a.signature] <
              text[b.signature];  // as Megatron's merge: same records, same table
     });
+    if (!verdict.votes.empty())
+      verdict.equivalent = equivalent_to(records, key, verdict.votes[0].signature,
+                                         flags != flagged.end() ? &flags->second : nullptr);
     if (verdict.votes.size() > 1) {
       const Vote& first = verdict.votes[0];
       const Vote& second = verdict.votes[1];
@@ -169,10 +204,11 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
   for (KeyVerdict& verdict : tally(records)) {
     const auto& [key_arch, qualified, key] = verdict.key;
     if (key_arch != chosen || verdict.votes.empty()) continue;
-    const Config& winner = verdict.votes[0].config;
-    result.table->set(qualified, key, TableEntry{winner});
-    if (verdict.votes.size() > 1 || !verdict.nondeterministic.empty())
-      result.disagreements.push_back(std::move(verdict));
+    TableEntry entry{verdict.votes[0].config};
+    for (const std::string& sig : verdict.equivalent)
+      entry.equivalent.push_back(config_from_signature(sig, to_string(verdict.key) + ": equivalent"));
+    result.table->set(qualified, key, std::move(entry));
+    if (reported(verdict)) result.disagreements.push_back(std::move(verdict));
   }
   // What the audits learned reaches keys no rank recorded: per kernel, every
   // config flagged on any key by any rank, for the fallback rules to skip.
@@ -187,8 +223,7 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
 std::vector<KeyVerdict> reported_verdicts(const std::vector<RecordFile>& records) {
   std::vector<KeyVerdict> out;
   for (KeyVerdict& verdict : tally(records))
-    if (verdict.votes.size() > 1 || !verdict.nondeterministic.empty())
-      out.push_back(std::move(verdict));
+    if (reported(verdict)) out.push_back(std::move(verdict));
   return out;
 }
 

@@ -21,6 +21,8 @@ void append_votes(std::string& out, const KeyVerdict& v) {
   for (const std::string& sig : v.nondeterministic)
     out +=
         "  nondeterministic (bits changed between two runs of itself), never pinned: " + sig + "\n";
+  for (const std::string& sig : v.equivalent)
+    out += "  equivalent to the kept config (same bits on every rank that ran both): " + sig + "\n";
 }
 
 void append_decision(std::string& out, const KeyVerdict& v) {
@@ -54,13 +56,17 @@ nlohmann::json verdict_to_json(const KeyVerdict& verdict) {
           {"nondeterministic", verdict.nondeterministic},
           {"kept",
            verdict.votes.empty() ? nlohmann::json() : nlohmann::json(verdict.votes[0].signature)},
-          {"decided_by", to_string(verdict.decided_by)}};
+          {"decided_by", to_string(verdict.decided_by)},
+          {"equivalent", verdict.equivalent}};
 }
 
 std::string disagreement_report(const std::vector<KeyVerdict>& disagreements) {
-  std::vector<const KeyVerdict*> differing, flagged_only;
+  std::vector<const KeyVerdict*> differing, flagged_only, equivalent_only;
   for (const KeyVerdict& v : disagreements)
-    (v.votes.size() > 1 ? differing : flagged_only).push_back(&v);
+    (v.votes.size() > 1             ? differing
+     : !v.nondeterministic.empty() ? flagged_only
+                                   : equivalent_only)
+        .push_back(&v);
   std::string out;
   auto section = [&](std::string_view what, const std::vector<const KeyVerdict*>& verdicts) {
     if (verdicts.empty()) return;
@@ -73,6 +79,7 @@ std::string disagreement_report(const std::vector<KeyVerdict>& disagreements) {
   };
   section("where ranks chose differently", differing);
   section("with nondeterministic candidates", flagged_only);
+  section("whose kept config has equivalent configs", equivalent_only);
   return out;
 }
 

@@ -24,6 +24,10 @@ std::string_view to_string(OnMiss on_miss) {
   return on_miss == OnMiss::error ? "error" : "min_cost";
 }
 
+std::string_view to_string(Equivalent equivalent) {
+  return equivalent == Equivalent::timed ? "timed" : "off";
+}
+
 Mode Policy::effective_mode() const {
   if (mode) return *mode;
   if (!record_path.empty()) return Mode::record;

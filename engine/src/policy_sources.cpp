@@ -97,6 +97,13 @@ OnMiss parse_on_miss(std::string_view raw, const std::string& origin) {
   invalid(origin, raw, "min_cost, error");
 }
 
+Equivalent parse_equivalent(std::string_view raw, const std::string& origin) {
+  const std::string value = trim(raw);
+  if (value == "off") return Equivalent::off;
+  if (value == "timed") return Equivalent::timed;
+  invalid(origin, raw, "off, timed");
+}
+
 BlockSize parse_block_size(std::string_view name, std::string_view value,
                            const std::string& origin) {
   constexpr std::string_view allowed = "a positive integer";
@@ -113,7 +120,7 @@ struct Field {
   void (*apply)(Policy&, std::string_view value, const std::string& origin);
 };
 
-constexpr std::array<Field, 15> kFields{{
+constexpr std::array<Field, 16> kFields{{
     {"mode", "MODE",
      [](Policy& p, std::string_view v, const std::string& o) { p.mode = parse_mode(v, o); }},
     {"modules", "MODULES",
@@ -156,6 +163,10 @@ constexpr std::array<Field, 15> kFields{{
      }},
     {"check_bits", "CHECK_BITS",
      [](Policy& p, std::string_view v, const std::string& o) { p.check_bits = parse_bool(v, o); }},
+    {"equivalent", "EQUIVALENT",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.equivalent = parse_equivalent(v, o);
+     }},
 }};
 
 std::string known_keys() {
@@ -328,6 +339,7 @@ nlohmann::json policy_to_json(const Policy& policy) {
       {"verify_timeout_s", policy.verify_timeout_s},
       {"nondeterministic", declared_configs_text(policy.nondeterministic)},
       {"check_bits", policy.check_bits},
+      {"equivalent", std::string(to_string(policy.equivalent))},
       {"intercepts", policy.intercepts()},
   };
 }

@@ -132,6 +132,17 @@ void check_semantics(const fb::TunedTable& table, const std::string& origin) {
       if (kernel->configs()->Get(i) >= config_count)
         throw Error(where + " (" + kernel->name()->str() + "): config reference out of range");
     }
+    if (const auto* equivalents = kernel->equivalents()) {
+      if (equivalents->size() != keys.size())
+        throw Error(where + " (" + kernel->name()->str() + "): " +
+                    std::to_string(equivalents->size()) + " equivalent lists for " +
+                    std::to_string(keys.size()) + " keys");
+      for (const fb::Equivalents* list : *equivalents)
+        for (std::uint32_t ref : *list->configs())
+          if (ref >= config_count)
+            throw Error(where + " (" + kernel->name()->str() +
+                        "): equivalent config reference out of range");
+    }
   }
 }
 
@@ -238,9 +249,15 @@ class BinaryTable final : public Table {
   const Provenance& provenance() const override { return provenance_; }
 
   std::optional<TableEntry> entry(std::string_view kernel, std::string_view key) const override {
-    const fb::TableConfig* stored = find(kernel, key);
-    if (!stored) return std::nullopt;
-    return decode_config(*stored);
+    const fb::Kernel* k = find_kernel(kernel);
+    const std::ptrdiff_t index = k ? find_key(*k, key) : -1;
+    if (index < 0) return std::nullopt;
+    const auto at = static_cast<flatbuffers::uoffset_t>(index);
+    TableEntry out = decode_config(*root_->configs()->Get(k->configs()->Get(at)));
+    if (k->equivalents())
+      for (std::uint32_t ref : *k->equivalents()->Get(at)->configs())
+        out.equivalent.push_back(decode_config(*root_->configs()->Get(ref)).config);
+    return out;
   }
 
   bool has_kernel(std::string_view kernel) const override { return find_kernel(kernel) != nullptr; }
@@ -287,11 +304,14 @@ class BinaryTable final : public Table {
     return index < 0 ? nullptr : root_->kernels()->Get(static_cast<flatbuffers::uoffset_t>(index));
   }
 
+  static std::ptrdiff_t find_key(const fb::Kernel& k, std::string_view key) {
+    return find_sorted(*k.keys(), key, [](const flatbuffers::String* s) { return view(s); });
+  }
+
   const fb::TableConfig* find(std::string_view kernel, std::string_view key) const {
     const fb::Kernel* k = find_kernel(kernel);
     if (!k) return nullptr;
-    const auto index =
-        find_sorted(*k->keys(), key, [](const flatbuffers::String* s) { return view(s); });
+    const auto index = find_key(*k, key);
     if (index < 0) return nullptr;
     return root_->configs()->Get(k->configs()->Get(static_cast<flatbuffers::uoffset_t>(index)));
   }
@@ -316,21 +336,37 @@ std::string table_to_binary(const Table& table) {
   std::map<std::string, std::uint32_t> config_index;  // by signature: equal configs, equal text
   std::vector<flatbuffers::Offset<fb::TableConfig>> configs;
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
+  auto reference = [&](const Config& config) {
+    auto [it, inserted] = config_index.try_emplace(signature(config),
+                                                   static_cast<std::uint32_t>(configs.size()));
+    if (inserted) configs.push_back(write_config(b, TableEntry{config, {}}));
+    return it->second;
+  };
   for (const std::string& kernel : table.kernels()) {
     std::vector<flatbuffers::Offset<flatbuffers::String>> keys;
     std::vector<std::uint32_t> refs;
+    std::vector<std::vector<std::uint32_t>> lists;
+    bool any_equivalent = false;
     for (const std::string& key : table.keys(kernel)) {
       const TableEntry entry = *table.entry(kernel, key);
-      auto [it, inserted] = config_index.try_emplace(signature(entry.config),
-                                                     static_cast<std::uint32_t>(configs.size()));
-      if (inserted) configs.push_back(write_config(b, entry));
       keys.push_back(b.CreateString(key));
-      refs.push_back(it->second);
+      refs.push_back(reference(entry.config));
+      std::vector<std::uint32_t>& list = lists.emplace_back();
+      for (const Config& c : entry.equivalent) list.push_back(reference(c));
+      any_equivalent |= !list.empty();
+    }
+    // Absent when no entry has any, so a table without them keeps its bytes.
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Equivalents>>> equivalents_offset;
+    if (any_equivalent) {
+      std::vector<flatbuffers::Offset<fb::Equivalents>> equivalents;
+      for (const auto& list : lists)
+        equivalents.push_back(fb::CreateEquivalents(b, b.CreateVector(list)));
+      equivalents_offset = b.CreateVector(equivalents);
     }
     const auto name = b.CreateString(kernel);
     const auto keys_offset = b.CreateVector(keys);
     const auto refs_offset = b.CreateVector(refs);
-    kernels.push_back(fb::CreateKernel(b, name, keys_offset, refs_offset));
+    kernels.push_back(fb::CreateKernel(b, name, keys_offset, refs_offset, equivalents_offset));
   }
   const auto arch = b.CreateString(std::string(table.arch()));
   const auto provenance = write_provenance(b, table.provenance());

@@ -73,6 +73,9 @@ void add_timings_from_json(RecordFile& record, std::string_view text, const std:
           CandidateTiming candidate{require_string(*sig, member_path(item, "signature")), {}};
           if (const json* flag = find_member(value[i], "nondeterministic"))
             candidate.nondeterministic = require_bool(*flag, member_path(item, "nondeterministic"));
+          if (const json* bit_class = find_member(value[i], "class"))
+            candidate.bit_class = static_cast<int>(
+                require_int(*bit_class, member_path(item, "class"), 0, 1 << 30));
           const json* ms = find_member(value[i], "median_ms");
           if (ms && !ms->is_null()) {
             if (!ms->is_number() || !(ms->get<double>() >= 0) || !std::isfinite(ms->get<double>()))
@@ -130,6 +133,9 @@ void add_timings(RecordFile& record, std::string_view bytes, const std::string& 
       const std::string signature =
           str(c->signature(), at + ".candidates[" + std::to_string(i) + "].signature");
       CandidateTiming candidate{signature, {}, c->nondeterministic()};
+      if (c->bit_class() < -1)
+        throw Error(at + ".candidates[" + std::to_string(i) + "].bit_class: out of range");
+      if (c->bit_class() >= 0) candidate.bit_class = c->bit_class();
       if (c->median_ms()) {
         if (!(*c->median_ms() >= 0) || !std::isfinite(*c->median_ms()))
           throw Error(origin + ": " + key->kernel()->str() + " [" + key->key()->str() +
@@ -151,6 +157,7 @@ std::string timings_to_json(const RecordFile& record) {
       json item = {{"signature", c.signature},
                    {"median_ms", c.median_ms ? json(*c.median_ms) : json(nullptr)}};
       if (c.nondeterministic) item["nondeterministic"] = true;  // absent: as before the audit
+      if (c.bit_class) item["class"] = *c.bit_class;
       list.push_back(std::move(item));
     }
     timings[key.arch][key.kernel][key.key] = std::move(list);
@@ -181,6 +188,7 @@ std::string timings_to_binary(const RecordFile& record) {
       timing.add_signature(signature_offset);
       if (c.median_ms) timing.add_median_ms(*c.median_ms);
       if (c.nondeterministic) timing.add_nondeterministic(true);
+      if (c.bit_class) timing.add_bit_class(*c.bit_class);
       list.push_back(timing.Finish());
     }
     const auto arch = b.CreateString(key.arch);

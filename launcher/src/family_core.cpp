@@ -1,5 +1,6 @@
 #include "tunelock/launcher/detail/family_core.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "tunelock/error.hpp"
@@ -112,12 +113,59 @@ std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
 std::size_t FamilyCore::choose_pinned(const std::string& arch, const std::string& key,
                                       const CallSite& site, const Policy& policy) {
   Runtime& runtime = launcher_.runtime();
-  const std::size_t index =
-      runtime.pinned_choice(arch, id_, key, configs_, /*log=*/true, nondeterministic_).index;
+  const Choice choice =
+      runtime.pinned_choice(arch, id_, key, configs_, /*log=*/true, nondeterministic_);
+  if (policy.equivalent == Equivalent::timed && !policy.chaos && !site.capturing) {
+    const std::vector<std::size_t> members =
+        runtime.equivalent_candidates(arch, id_, key, configs_, choice);
+    if (!members.empty()) return fastest_equivalent(key, site, policy, choice.index, members);
+  }
   if (policy.check_bits && !site.capturing)
-    runtime.note_bits_check(id_, key, configs_[index],
-                            repeats_its_bits(launcher_.backend(), site, index));
-  return index;
+    runtime.note_bits_check(id_, key, configs_[choice.index],
+                            repeats_its_bits(launcher_.backend(), site, choice.index));
+  return choice.index;
+}
+
+// TUNELOCK_EQUIVALENT=timed: the entry's config and its equivalents (same
+// bits by the record's audit) timed as `auto` times, the fastest launched
+// from then on. The log already names the entry's config, so digests and
+// verification are those of plain pinned. A member that fails to run (timed
+// as infinite) or fails the bits check is dropped; the entry's own config
+// is the last resort, checked as plain pinned checks it.
+std::size_t FamilyCore::fastest_equivalent(const std::string& key, const CallSite& site,
+                                           const Policy& policy, std::size_t entry,
+                                           const std::vector<std::size_t>& members) {
+  std::vector<std::size_t> order{entry};
+  order.insert(order.end(), members.begin(), members.end());
+  std::vector<Config> subset;
+  for (std::size_t i : order) subset.push_back(configs_[i]);
+  CallSite timed = site;
+  timed.run = [&site, &order](std::size_t j) { site.run(order[j]); };
+  const TuningResult tuned = tune(launcher_.backend(), timed, subset, launcher_.tuning(),
+                                  qualified_, qualified_ + " [" + key + "]",
+                                  launcher_.runtime().notices());
+  std::vector<std::size_t> by_time;  // positions in `order`, fastest first, failures left out
+  for (std::size_t j = 0; j < order.size(); ++j)
+    if (tuned.median_ms[j]) by_time.push_back(j);
+  std::stable_sort(by_time.begin(), by_time.end(), [&](std::size_t a, std::size_t b) {
+    return *tuned.median_ms[a] < *tuned.median_ms[b];
+  });
+  for (std::size_t j : by_time) {
+    const std::size_t index = order[j];
+    if (index == entry) break;  // the entry itself: checked below as plain pinned
+    if (!policy.check_bits || repeats_its_bits(launcher_.backend(), site, index) != false)
+      return index;
+    if (launcher_.runtime().notices().first("equivalent-dropped|" + qualified_ + "|" +
+                                            signature(configs_[index]))) {
+      logger().warn("equivalent config {} of {} [{}] gave different bits in two runs: dropped, "
+                    "never launched in place of the entry's config",
+                    signature(configs_[index]), qualified_, key);
+    }
+  }
+  if (policy.check_bits)
+    launcher_.runtime().note_bits_check(id_, key, configs_[entry],
+                                        repeats_its_bits(launcher_.backend(), site, entry));
+  return entry;
 }
 
 std::size_t FamilyCore::choose_timed(const std::string& arch, const std::string& key,
@@ -130,7 +178,8 @@ std::size_t FamilyCore::choose_timed(const std::string& arch, const std::string&
   if (recorded) {
     std::vector<CandidateTiming> timings;
     for (std::size_t i = 0; i < configs_.size(); ++i)
-      timings.push_back({signature(configs_[i]), tuned.median_ms[i], tuned.nondeterministic[i]});
+      timings.push_back({signature(configs_[i]), tuned.median_ms[i], tuned.nondeterministic[i],
+                         i < tuned.bit_class.size() ? tuned.bit_class[i] : std::nullopt});
     runtime.record(arch, qualified_, key, configs_[tuned.best], std::move(timings));
   }
   return tuned.best;

@@ -35,20 +35,69 @@ std::vector<BufferRef> audited_buffers(const CallSite& site) {
   return out;
 }
 
+using Bits = std::vector<std::vector<std::byte>>;  // every audited buffer, in order
+
+// One run of candidate `i` from the inputs `before` puts back; its outputs.
+Bits run_and_save(Backend& backend, const CallSite& site, std::size_t i,
+                  const std::function<void()>& before) {
+  before();
+  site.run(i);
+  Bits bits;
+  for (const BufferRef& b : audited_buffers(site)) bits.push_back(backend.save(b));
+  return bits;
+}
+
 // Two runs of candidate `i` from identical inputs (`before` puts them
-// back): true when any output bit differs between them.
+// back): the first run's outputs, or nullopt when any bit differs.
+std::optional<Bits> repeated_bits(Backend& backend, const CallSite& site, std::size_t i,
+                                  const std::function<void()>& before) {
+  Bits first = run_and_save(backend, site, i, before);
+  if (run_and_save(backend, site, i, before) != first) return std::nullopt;
+  return first;
+}
+
 bool differs_from_itself(Backend& backend, const CallSite& site, std::size_t i,
                          const std::function<void()>& before) {
-  const std::vector<BufferRef> buffers = audited_buffers(site);
-  auto run_and_save = [&] {
-    before();
-    site.run(i);
-    std::vector<std::vector<std::byte>> bits;
-    for (const BufferRef& b : buffers) bits.push_back(backend.save(b));
-    return bits;
+  return !repeated_bits(backend, site, i, before);
+}
+
+// Numbers candidates by their bits: the same number, the same outputs on
+// every input compared. `bits[i]` empty: not classed.
+std::vector<std::optional<int>> number_classes(const std::vector<std::optional<Bits>>& bits) {
+  std::vector<std::optional<int>> out(bits.size());
+  int next = 0;
+  for (std::size_t i = 0; i < bits.size(); ++i) {
+    if (!bits[i]) continue;
+    for (std::size_t j = 0; j < i && !out[i]; ++j)
+      if (out[j] && *bits[j] == *bits[i]) out[i] = out[j];
+    if (!out[i]) out[i] = next++;
+  }
+  return out;
+}
+
+// The repeating candidates' outputs from the call's second input, appended
+// to what they gave on its own: the call's inputs are put back after.
+void add_second_input(Backend& backend, const CallSite& site,
+                      const std::function<void()>& before,
+                      std::vector<std::optional<Bits>>& bits) {
+  if (!site.second_input) return;
+  std::vector<std::pair<BufferRef, std::vector<std::byte>>> saved;
+  for (const NamedBuffer& b : site.inputs) saved.emplace_back(b.buffer, backend.save(b.buffer));
+  auto put_back = [&] {
+    for (const auto& [buffer, bytes] : saved) backend.restore(buffer, bytes);
   };
-  const auto first = run_and_save();
-  return run_and_save() != first;
+  try {
+    site.second_input();
+    for (std::size_t i = 0; i < bits.size(); ++i) {
+      if (!bits[i]) continue;
+      Bits second = run_and_save(backend, site, i, before);
+      bits[i]->insert(bits[i]->end(), second.begin(), second.end());
+    }
+  } catch (...) {
+    put_back();
+    throw;
+  }
+  put_back();
 }
 
 // The fastest candidate that ran; with an audit, the fastest that also
@@ -104,6 +153,7 @@ TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config
 
   TuningResult result;
   result.nondeterministic.assign(configs.size(), false);
+  std::vector<std::optional<Bits>> bits(configs.size());  // audited: each repeating candidate's
   std::string last_error;
   const auto start = Clock::now();
   auto last_progress = start;
@@ -112,7 +162,8 @@ TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config
       const auto samples = backend.time(
           before, [&] { site.run(i); }, nothing, options.warmup, std::max(options.repeats, 1));
       result.median_ms.push_back(median(samples));
-      if (audit && differs_from_itself(backend, site, i, before)) {
+      if (audit && !audited_buffers(site).empty() &&
+          !(bits[i] = repeated_bits(backend, site, i, before))) {
         result.nondeterministic[i] = true;
         if (notices.first("nondeterministic|" + kernel + "|" + signature(configs[i]))) {
           logger().warn(
@@ -136,6 +187,10 @@ TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config
                     std::chrono::duration<double>(now - start).count());
       last_progress = now;
     }
+  }
+  if (audit) {
+    add_second_input(backend, site, before, bits);
+    result.bit_class = number_classes(bits);
   }
   snapshot.put_back(backend);  // as before tuning: the real launch follows
 

@@ -64,6 +64,11 @@ Config make_config(std::vector<Param> params, int num_warps = 4, int num_stages 
 // differ anywhere differ here.
 std::string signature(const Config& config);
 
+// The config a signature names: its exact inverse, so files that name
+// configs by signature (timing sidecars) give back the full form. Throws
+// Error starting with `where` when the text is not a signature.
+Config config_from_signature(std::string_view text, const std::string& where);
+
 // Static shared-memory proxy, lower is cheaper. Compared lexicographically:
 // block cost first, then warps. Not a speed model.
 struct Cost {

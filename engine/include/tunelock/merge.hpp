@@ -52,6 +52,10 @@ struct KeyVerdict {
   // left out of `votes`; a key whose every vote was flagged has no votes.
   std::vector<std::string> nondeterministic;
   DecidedBy decided_by = DecidedBy::unanimous;
+  // Configs bit-identical to the kept winner on every rank whose audit ran
+  // both (at least one did), never flagged: sorted signatures. The table
+  // entry lists them as "equivalent".
+  std::vector<std::string> equivalent = {};
 };
 
 struct MergeResult {
@@ -68,8 +72,9 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records);
 MergeResult merge_records(const std::vector<RecordFile>& records, const std::string& arch,
                           const std::string& source);
 
-// The verdicts a report names: keys where ranks chose differently, and keys
-// with a candidate some rank's audit flagged as nondeterministic.
+// The verdicts a report names: keys where ranks chose differently, keys
+// with a candidate some rank's audit flagged as nondeterministic, and keys
+// whose winner has equivalent configs.
 std::vector<KeyVerdict> reported_verdicts(const std::vector<RecordFile>& records);
 
 }  // namespace tunelock

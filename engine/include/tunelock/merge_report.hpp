@@ -15,7 +15,7 @@ namespace tunelock {
 
 // One verdict as JSON: {"arch", "kernel", "key", "winners": [{"signature",
 // "votes", "timings_ms"}], "nondeterministic", "kept" (null when nothing
-// could be kept), "decided_by"}. What `tunelock report --json` prints.
+// could be kept), "decided_by", "equivalent"}. What `tunelock report --json` prints.
 nlohmann::json verdict_to_json(const KeyVerdict& verdict);
 
 // The disagreement report: each key, its winners with vote counts and, where

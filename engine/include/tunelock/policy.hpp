@@ -27,6 +27,12 @@ enum class OnMiss {
   error,     // raise, saying how to record a table
 };
 
+// What a pinned run does with an entry's equivalent configs.
+enum class Equivalent {
+  off,    // launch the entry's config
+  timed,  // time the entry's config and its equivalents once per key, launch the fastest
+};
+
 struct BlockSize {
   std::string name;  // starts with BLOCK
   std::int64_t value = 0;
@@ -88,6 +94,12 @@ struct Policy {
   // bits (warns, or errors under verify_strict; never changes the choice).
   bool check_bits = true;
 
+  // TUNELOCK_EQUIVALENT: `timed` lets a pinned rank time within an entry's
+  // equivalent configs (same bits by the record's audit) and launch the
+  // fastest; the log still names the entry's config, so digests and
+  // verification are those of plain pinned.
+  Equivalent equivalent = Equivalent::off;
+
   // ---- Affect robustness ----
 
   // Longest wait for peers in a verification, in seconds. Long by default so
@@ -121,6 +133,7 @@ struct Policy {
 
 std::string_view to_string(Mode mode);
 std::string_view to_string(OnMiss on_miss);
+std::string_view to_string(Equivalent equivalent);
 
 // The block-size overrides' own rules (BLOCK* names, positive values, each
 // name once), as Policy::validate applies them: for tools that take block

@@ -50,7 +50,7 @@ Policy policy_from_environment(const Environment& env);
 // `on_miss`, `block_sizes` as `BLOCK_M=64,BLOCK_N=32`, `verify_every`,
 // `verify_strict`, `enumerate`, `chaos`, `deterministic`,
 // `verify_timeout_s`, `nondeterministic` as `KERNEL@SIGNATURE|...`,
-// `check_bits`). An unknown key is an error. The result is validated.
+// `check_bits`, `equivalent` as `off` or `timed`). An unknown key is an error. The result is validated.
 Policy policy_from_key_values(const std::vector<std::pair<std::string, std::string>>& pairs,
                               Policy base = {});
 

@@ -40,6 +40,10 @@ struct CandidateTiming {
   std::string signature;            // the candidate's config, signature(config)
   std::optional<double> median_ms;  // empty when the candidate failed to run
   bool nondeterministic = false;    // gave different bits in two runs of itself
+  // The audit's bit class on this rank: candidates with one number gave
+  // bit-identical outputs (on the call's inputs and a second input); empty
+  // when not compared (failed, flagged, or recorded without the audit).
+  std::optional<int> bit_class = std::nullopt;
 };
 
 // One rank's record file, with its timing sidecar when there is one.

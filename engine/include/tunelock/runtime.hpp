@@ -71,6 +71,14 @@ class Runtime {
                        std::span<const Config> candidates, bool log = true,
                        std::span<const std::string> nondeterministic_variants = {});
 
+  // The live candidates the deciding table entry lists as equivalent to
+  // `choice` (same bits by the record's audit), in candidate order; empty
+  // unless the table decided. For TUNELOCK_EQUIVALENT=timed.
+  std::vector<std::size_t> equivalent_candidates(std::string_view arch, const KernelId& kernel,
+                                                 std::string_view key,
+                                                 std::span<const Config> candidates,
+                                                 const Choice& choice);
+
   // What the first pinned call per key saw when it ran its config twice on
   // identical inputs: `repeated` true (same bits), false (bits changed), or
   // nullopt (the call declares nothing to compare). Changed bits warn once

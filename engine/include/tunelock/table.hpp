@@ -57,6 +57,10 @@ using NondeterministicConfigs = std::map<std::string, std::vector<std::string>, 
 // candidate with num_ctas 2.
 struct TableEntry {
   Config config;
+  // Configs a record found bit-identical to `config` on every rank that ran
+  // both (never `config` itself, never a flagged config): a pinned run may
+  // time within them (TUNELOCK_EQUIVALENT=timed) and keep the same bits.
+  std::vector<Config> equivalent = {};
 
   bool matches(const Config& candidate) const { return config == candidate; }
   friend bool operator==(const TableEntry&, const TableEntry&) = default;

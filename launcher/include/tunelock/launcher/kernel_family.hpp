@@ -56,6 +56,14 @@ class KernelFamily {
     // mode's audit, the first pinned call per key), which compare every
     // output (these, and the two lists above) across two runs of one config.
     std::function<std::vector<NamedBuffer>(Args...)> outputs;
+    // Optional, for record mode's bit classes (configs whose outputs are
+    // identical are interchangeable): the input buffers `second_input`
+    // overwrites, and a fill that writes a second input into them (seeded
+    // floats over a wide exponent range; indices left valid). The tuner
+    // saves the inputs first and puts them back after. Without it, classes
+    // are found on the call's own inputs only.
+    std::function<std::vector<NamedBuffer>(Args...)> inputs;
+    std::function<void(Args...)> second_input;
   };
 
   KernelFamily(Launcher& launcher, KernelId id, std::vector<std::string> key_args,
@@ -124,6 +132,10 @@ class KernelFamily {
     if (hooks_.reset_to_zero) site.reset_to_zero = hooks_.reset_to_zero(args...);
     if (hooks_.restore) site.restore = hooks_.restore(args...);
     if (hooks_.outputs) site.outputs = hooks_.outputs(args...);
+    if (hooks_.inputs && hooks_.second_input) {
+      site.inputs = hooks_.inputs(args...);
+      site.second_input = [this, args...] { hooks_.second_input(args...); };
+    }
     return site;
   }
 

@@ -6,7 +6,10 @@
 // The self-determinism audit (record mode) also runs each candidate twice
 // more on identical inputs and compares its outputs bit for bit: a config
 // whose bits differ between two runs of itself (float atomics, races) is
-// flagged, and never wins while a config that repeats its bits exists.
+// flagged, and never wins while a config that repeats its bits exists. The
+// others are sorted into bit classes: candidates whose outputs are
+// identical on the call's inputs and on a second input (when the call
+// offers one) are interchangeable for the bits they produce.
 #pragma once
 
 #include <functional>
@@ -36,12 +39,20 @@ struct CallSite {
   std::vector<NamedBuffer> restore;        // put back after every timing run
   std::vector<NamedBuffer> outputs;        // only compared by the audit
   bool capturing = false;                  // the caller's stream is being captured
+  // For the audit's bit classes, optional: the input buffers `second_input`
+  // overwrites (saved before, put back after), and the fill itself.
+  std::vector<NamedBuffer> inputs;
+  std::function<void()> second_input;
 };
 
 struct TuningResult {
   std::size_t best = 0;
   std::vector<std::optional<double>> median_ms;  // per candidate; empty = failed
   std::vector<bool> nondeterministic;            // per candidate; audited runs only
+  // Per candidate, audited runs only: candidates with one number gave the
+  // same bits (on the call's inputs and, where the call offers one, a
+  // second input); empty for failed and nondeterministic candidates.
+  std::vector<std::optional<int>> bit_class;
 };
 
 // The first pinned call's check: candidate `index` run twice from identical

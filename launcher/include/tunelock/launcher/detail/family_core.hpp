@@ -69,6 +69,9 @@ class FamilyCore {
                            bool logged, bool recorded);
   std::size_t choose_pinned(const std::string& arch, const std::string& key, const CallSite& site,
                             const Policy& policy);
+  std::size_t fastest_equivalent(const std::string& key, const CallSite& site,
+                                 const Policy& policy, std::size_t entry,
+                                 const std::vector<std::size_t>& members);
   void enumerate_once(std::string_view state);
   std::string tuning_key_text(std::span<const KeyValue> values,
                               std::span<const std::string_view> dtypes) const;
