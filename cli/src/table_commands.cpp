@@ -32,9 +32,12 @@ int show(const Paths& paths, Streams& streams) {
               << "entries:  " << table->entry_count() << "\n";
   for (const std::string& kernel : table->kernels()) {
     for (const std::string& key : table->keys(kernel))
-      streams.out << kernel << " [" << key << "] -> "
-                  << signature(table->entry(kernel, key)->config) << "\n";
+      streams.out << kernel << " [" << key << "] -> " << describe(*table->entry(kernel, key))
+                  << "\n";
   }
+  for (const auto& [kernel, signatures] : table->nondeterministic())
+    for (const std::string& sig : signatures)
+      streams.out << "nondeterministic: " << kernel << " " << sig << " (skipped by the fallback rules)\n";
   return kExitOk;
 }
 
@@ -90,12 +93,12 @@ int diff(const Paths& paths, Streams& streams) {
   for (const EntryChange& c : diff.changes) {
     const std::string where = c.kernel + " [" + c.key + "] ";
     if (!c.before)
-      streams.out << "added:   " << where << signature(c.after->config) << "\n";
+      streams.out << "added:   " << where << describe(*c.after) << "\n";
     else if (!c.after)
-      streams.out << "removed: " << where << signature(c.before->config) << "\n";
+      streams.out << "removed: " << where << describe(*c.before) << "\n";
     else
-      streams.out << "changed: " << where << signature(c.before->config) << " -> "
-                  << signature(c.after->config) << "\n";
+      streams.out << "changed: " << where << describe(*c.before) << " -> " << describe(*c.after)
+                  << "\n";
   }
   const std::size_t differences = diff.changes.size() + (diff.arch ? 1 : 0);
   streams.out << (differences ? std::to_string(differences) + " difference(s)\n"

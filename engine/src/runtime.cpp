@@ -102,23 +102,9 @@ std::vector<std::size_t> Runtime::equivalent_candidates(std::string_view arch,
                                                         std::string_view key,
                                                         std::span<const Config> candidates,
                                                         const Choice& choice) {
-  std::vector<std::size_t> out;
-  if (choice.reason != Reason::table && choice.reason != Reason::table_wildcard) return out;
   const std::shared_ptr<const Table> table = table_for(arch);
-  if (!table) return out;
-  // The entry that decided: the first, in selection's order, naming the choice.
-  const std::string qualified = kernel.qualified();
-  const std::string_view entry_key = choice.reason == Reason::table ? key : kWildcardKey;
-  for (std::string_view name : table_names(kernel, qualified)) {
-    const std::optional<TableEntry> entry = table->entry(name, entry_key);
-    if (!entry || !entry->matches(candidates[choice.index])) continue;
-    for (std::size_t i = 0; i < candidates.size(); ++i)
-      if (i != choice.index && std::find(entry->equivalent.begin(), entry->equivalent.end(),
-                                         candidates[i]) != entry->equivalent.end())
-        out.push_back(i);
-    break;
-  }
-  return out;
+  if (!table) return {};
+  return tunelock::equivalent_candidates(*table, kernel, key, candidates, choice);
 }
 
 void Runtime::note_bits_check(const KernelId& kernel, std::string_view key, const Config& pinned,

@@ -235,6 +235,26 @@ Choice chaos_choice(const KernelId& kernel, std::string_view key,
   return Choice{static_cast<std::size_t>((hash + rank) % candidates.size()), Reason::chaos};
 }
 
+std::vector<std::size_t> equivalent_candidates(const Table& table, const KernelId& kernel,
+                                               std::string_view key,
+                                               std::span<const Config> candidates,
+                                               const Choice& choice) {
+  std::vector<std::size_t> out;
+  if (choice.reason != Reason::table && choice.reason != Reason::table_wildcard) return out;
+  const std::string qualified = kernel.qualified();
+  const std::string_view entry_key = choice.reason == Reason::table ? key : kWildcardKey;
+  for (std::string_view name : table_names(kernel, qualified)) {
+    const std::optional<TableEntry> entry = table.entry(name, entry_key);
+    if (!entry || !entry->matches(candidates[choice.index])) continue;
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+      if (i != choice.index && std::find(entry->equivalent.begin(), entry->equivalent.end(),
+                                         candidates[i]) != entry->equivalent.end())
+        out.push_back(i);
+    break;
+  }
+  return out;
+}
+
 std::vector<Config> autotune_configs(std::vector<Config> configs, const Policy& policy) {
   if (configs.empty() || policy.effective_mode() != Mode::pinned) return configs;
   const auto matched = match_block_sizes(configs, policy.block_sizes);

@@ -22,6 +22,13 @@ std::vector<std::string> provenance_differences(const Provenance& table, const P
   return out;
 }
 
+std::string describe(const TableEntry& entry) {
+  std::string out = signature(entry.config);
+  for (std::size_t i = 0; i < entry.equivalent.size(); ++i)
+    out += (i ? ", " : " (equivalent: ") + signature(entry.equivalent[i]);
+  return entry.equivalent.empty() ? out : out + ")";
+}
+
 std::size_t Table::entry_count() const {
   std::size_t count = 0;
   for (const std::string& kernel : kernels()) count += keys(kernel).size();

@@ -160,11 +160,16 @@ int tunelock_pinned_choice(const char* arch, const char* module, const char* nam
   return guarded([&] {
     const std::vector<Config> candidates = configs_of(candidates_json);
     const KernelId id{text_of(module, "module"), text_of(name, "name")};
-    const Choice choice =
-        process_runtime().pinned_choice(text_of(arch, "arch"), id, text_of(key, "key"), candidates);
+    Runtime& runtime = process_runtime();
+    const std::string arch_text = text_of(arch, "arch"), key_text = text_of(key, "key");
+    const Choice choice = runtime.pinned_choice(arch_text, id, key_text, candidates);
+    json equivalent = json::array();  // what TUNELOCK_EQUIVALENT=timed may time in its place
+    if (runtime.policy()->equivalent == Equivalent::timed && !runtime.policy()->chaos)
+      equivalent = runtime.equivalent_candidates(arch_text, id, key_text, candidates, choice);
     put(choice_json, json{{"index", choice.index},
                           {"signature", signature(candidates[choice.index])},
-                          {"reason", std::string(to_string(choice.reason))}}
+                          {"reason", std::string(to_string(choice.reason))},
+                          {"equivalent", equivalent}}
                          .dump());
   });
 }
@@ -219,6 +224,13 @@ int tunelock_record(const char* arch, const char* qualified, const char* key,
         timing.median_ms = ms.get<double>();
       }
       timing.nondeterministic = item.value("nondeterministic", false);
+      if (item.contains("class")) {
+        const json& number = item["class"];
+        if (!number.is_number_integer() || number.get<std::int64_t>() < 0 ||
+            number.get<std::int64_t>() > (1 << 30))
+          throw Error(where + ".class: expected a bit class number (0 or more)");
+        timing.bit_class = static_cast<int>(number.get<std::int64_t>());
+      }
       timings.push_back(std::move(timing));
     }
     process_runtime().record(text_of(arch, "arch"), text_of(qualified, "qualified"),

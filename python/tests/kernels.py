@@ -45,7 +45,7 @@ class JITKernel:
 
     def run(self, *args, **kwargs):
         accepted = {k: v for k, v in kwargs.items() if k in self.arg_names}
-        self.launches.append(dict(accepted))
+        self.launches.append(dict(kwargs))  # with num_warps and the other launch options
         return self.fn(*args, **accepted)
 
 
@@ -138,5 +138,33 @@ def make_racy_autotuner():
     kernel.fn.__module__ = "demo.kernels"
     bench = RacyBench(kernel)
     tuner = triton.Autotuner(kernel, ["x", "out", "n"], racy_configs(), ["n"], ["out"], None,
+                             do_bench=bench)
+    return tuner, kernel, bench
+
+
+# BLOCK changes the bits; num_warps only the speed: (64, 1) is slow,
+# (64, 2) the fastest, and both give the same bits.
+EQUIVALENT_MS = {(64, 1): 1.00, (64, 2): 0.40, (128, 4): 0.90, (256, 4): 0.95}
+
+
+class WarpsBench:
+    def __init__(self, kernel):
+        self.kernel, self.calls = kernel, 0
+
+    def __call__(self, kernel_call, quantiles):
+        self.calls += 1
+        kernel_call()
+        launch = self.kernel.launches[-1]
+        ms = EQUIVALENT_MS[(launch["BLOCK"], launch["num_warps"])]
+        return [ms, ms, ms]
+
+
+def make_warps_autotuner():
+    kernel = JITKernel(row_sum)
+    kernel.fn.__module__ = "demo.kernels"
+    bench = WarpsBench(kernel)
+    configs = [triton.Config({"BLOCK": block}, num_warps=warps, num_stages=2)
+               for block, warps in EQUIVALENT_MS]
+    tuner = triton.Autotuner(kernel, ["x", "out", "n"], configs, ["n"], ["out"], None,
                              do_bench=bench)
     return tuner, kernel, bench

@@ -21,7 +21,8 @@ __all__ = [
     "convert_table", "version", "signature", "note_bits_check",
 ]
 
-Choice = namedtuple("Choice", ["index", "signature", "reason", "explanation"], defaults=[None])
+Choice = namedtuple("Choice", ["index", "signature", "reason", "explanation", "equivalent"],
+                    defaults=[None, ()])
 FileKind = namedtuple("FileKind", ["kind", "encoding", "problem"], defaults=[None])
 
 
@@ -161,7 +162,8 @@ def pinned_choice(arch, module, name, key, candidates):
     """The timing-free choice under the installed policy, logged as pinned."""
     result = call_json("tunelock_pinned_choice", encode(arch), encode(module), encode(name),
                        encode(key), encode(json.dumps(list(candidates))))
-    return Choice(result["index"], result["signature"], result["reason"])
+    return Choice(result["index"], result["signature"], result["reason"],
+                  equivalent=tuple(result.get("equivalent", ())))
 
 
 def log_choice(arch, module, name, key, config, pinned):

@@ -50,21 +50,59 @@ def capturing():
         return False
 
 
+def is_floating(tensor):
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(tensor, torch.Tensor):
+        return tensor.is_floating_point()
+    return "float" in str(tensor.dtype)
+
+
+# A second input's floats: signs and exponents spread over 2^-12..2^12, a
+# range every float type holds, so sums in another order show in the bits.
+_EXPONENTS = 12
+
+
+def fill_second_input(tensor, seed):
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(tensor, torch.Tensor):
+        g = torch.Generator(device=tensor.device).manual_seed(seed)
+        magnitude = torch.empty(tensor.shape, device=tensor.device).uniform_(
+            -_EXPONENTS, _EXPONENTS, generator=g).exp2_()
+        sign = torch.randint(0, 2, tensor.shape, device=tensor.device, generator=g) * 2 - 1
+        tensor.copy_((magnitude * sign).to(tensor.dtype))
+        return
+    import random
+    rng = random.Random(seed)
+    tensor.copy_(type(tensor)([rng.choice((-1, 1)) * 2.0 ** rng.uniform(-_EXPONENTS, _EXPONENTS)
+                               for _ in tensor.tolist()], str(tensor.dtype)))
+
+
 class IdenticalInputs:
-    """Snapshots a call's tensor arguments; `run_twice` runs a config twice
-    from them; `put_back` leaves the arguments as the call passed them."""
+    """Snapshots a call's tensor arguments; each run starts from them (or,
+    after `use_second_input`, from a second input); `put_back` leaves the
+    arguments as the call passed them."""
 
     def __init__(self, autotuner, args, kwargs):
         self.autotuner, self.args, self.kwargs = autotuner, args, kwargs
         self.tensors = tensor_arguments(autotuner, args, kwargs)
         self.saved = {name: t.clone() for name, t in self.tensors.items()}
+        self.base = self.saved
 
     def put_back(self):
         for name, tensor in self.tensors.items():
             tensor.copy_(self.saved[name])
 
+    def use_second_input(self, seed=20261201):
+        """Floating-point tensors get seeded values over a wide exponent
+        range; integer and boolean ones (which may index memory) are kept."""
+        for index, (name, tensor) in enumerate(sorted(self.tensors.items())):
+            if is_floating(tensor):
+                fill_second_input(tensor, seed + index)
+        self.base = {name: t.clone() for name, t in self.tensors.items()}
+
     def _run(self, config):
-        self.put_back()
+        for name, tensor in self.tensors.items():
+            tensor.copy_(self.base[name])
         current = dict(self.kwargs, **config.all_kwargs())
         full_nargs = {**dict(zip(self.autotuner.arg_names, self.args)), **current}
         if config.pre_hook:
@@ -79,11 +117,34 @@ class IdenticalInputs:
         self.autotuner.post_hook(full_nargs, exception=None)
         return after
 
+    def run_once(self, config):
+        """Every tensor argument after one run of `config`."""
+        return self._run(config)
+
+    def repeated_outputs(self, config):
+        """The outputs of two runs when every bit repeated, else None."""
+        first = self._run(config)
+        second = self._run(config)
+        return first if all(same_bits(first[n], second[n]) for n in first) else None
+
     def repeats_its_bits(self, config):
         """True when two runs gave the same bits in every tensor argument;
         None when the call has no tensor argument to compare."""
         if not self.tensors:
             return None
-        first = self._run(config)
-        second = self._run(config)
-        return all(same_bits(first[name], second[name]) for name in first)
+        return self.repeated_outputs(config) is not None
+
+
+def bit_classes(outputs):
+    """{key: [outputs per input, ...]} -> {key: class number}: the same
+    number, the same bits in every tensor on every input."""
+    classes, representatives = {}, []
+    for key, runs in outputs.items():
+        for number, other in representatives:
+            if all(same_bits(a[n], b[n]) for a, b in zip(runs, other) for n in a):
+                classes[key] = number
+                break
+        else:
+            classes[key] = len(representatives)
+            representatives.append((classes[key], runs))
+    return classes

@@ -21,7 +21,7 @@ import math
 import threading
 
 import tunelock as engine
-from tunelock._bits import IdenticalInputs, capturing
+from tunelock._bits import IdenticalInputs, bit_classes, capturing
 
 logger = logging.getLogger("tunelock")
 
@@ -236,10 +236,54 @@ def _choose_pinned(autotuner, state, key, args, kwargs):
         choice = engine.pinned_choice(arch_tag(), state.module, state.name, text_key,
                                       [config_data(c) for c in candidates])
         config = candidates[choice.index]
-        if _policy.get("check_bits", True) and not capturing():
+        if choice.equivalent and not capturing():
+            config = _fastest_equivalent(autotuner, state, text_key, config,
+                                         [candidates[i] for i in choice.equivalent], args, kwargs)
+        elif _policy.get("check_bits", True) and not capturing():
             _check_pinned_bits(autotuner, state, text_key, config, args, kwargs)
         state.chosen[key] = (config, config.all_kwargs())
         return state.chosen[key]
+
+
+def _fastest_equivalent(autotuner, state, text_key, entry, members, args, kwargs):
+    """TUNELOCK_EQUIVALENT=timed: the entry's config and its equivalents
+    (same bits by the record's audit) timed by Triton's own benchmarker,
+    hooks and all; the fastest launches from then on. The log already names
+    the entry's config, so digests and verification are those of plain
+    pinned. A member that fails to run or fails the bits check is dropped."""
+    autotuner.nargs = dict(zip(autotuner.arg_names, args))
+    timed = []
+    inputs = IdenticalInputs(autotuner, args, kwargs)
+    try:
+        for config in [entry] + members:
+            try:
+                timing = autotuner._bench(*args, config=config, **kwargs)
+            except Exception:  # fails to run: dropped
+                continue
+            timed.append((timing[0] if isinstance(timing, (list, tuple)) else timing, config))
+    finally:
+        autotuner.nargs = None
+        inputs.put_back()
+    check = _policy.get("check_bits", True)
+    for _, config in sorted(timed, key=lambda t: t[0]):
+        if config is entry:
+            break
+        if not check or _repeats(autotuner, config, args, kwargs) is not False:
+            return config
+        logger.warning("equivalent config %s of %s [%s] gave different bits in two runs: dropped, "
+                       "never launched in place of the entry's config",
+                       engine.signature(config), state.qualified, text_key)
+    if check:
+        _check_pinned_bits(autotuner, state, text_key, entry, args, kwargs)
+    return entry
+
+
+def _repeats(autotuner, config, args, kwargs):
+    inputs = IdenticalInputs(autotuner, args, kwargs)
+    try:
+        return inputs.repeats_its_bits(config)
+    finally:
+        inputs.put_back()
 
 
 def _check_pinned_bits(autotuner, state, text_key, config, args, kwargs):
@@ -266,8 +310,7 @@ def _run_timed(autotuner, state, key, args, kwargs):
             return result
         state.chosen[key] = True
         arch, text_key = arch_tag(), tuning_key(autotuner, args, kwargs)
-        timings = _timings(getattr(autotuner, "configs_timings", None) or {},
-                           audit.flagged if audit else set())
+        timings = _timings(getattr(autotuner, "configs_timings", None) or {}, audit)
         flagged_best = audit is not None and id(autotuner.best_config) in audit.flagged
         best = _fastest_repeating(timings) if flagged_best else None
         if best is not None:
@@ -286,14 +329,16 @@ def _run_timed(autotuner, state, key, args, kwargs):
 
 
 class _Audit:
-    def __init__(self, inputs, flagged):
-        self.inputs, self.flagged = inputs, flagged
+    def __init__(self, inputs, flagged, classes):
+        self.inputs, self.flagged, self.classes = inputs, flagged, classes
 
 
 def _audit(autotuner, state, key, args, kwargs):
     """Record mode's self-determinism audit: every config Triton will
-    benchmark for this key runs twice from the call's own inputs; the ids of
-    those whose bits changed. Two extra runs per config per key."""
+    benchmark for this key runs twice from the call's own inputs (the ids of
+    those whose bits changed are flagged) and the others once more from a
+    second input, to sort them into bit classes. Three extra runs per config
+    per key."""
     if capturing():
         return None
     autotuner.nargs = dict(zip(autotuner.arg_names, args))
@@ -302,22 +347,29 @@ def _audit(autotuner, state, key, args, kwargs):
     finally:
         autotuner.nargs = None
     inputs = IdenticalInputs(autotuner, args, kwargs)
-    flagged = set()
+    flagged, outputs = set(), {}
     try:
-        for config in candidates if len(candidates) > 1 else ():
+        for config in candidates if len(candidates) > 1 and inputs.tensors else ():
             try:
-                repeated = inputs.repeats_its_bits(config)
+                first = inputs.repeated_outputs(config)
             except Exception:  # fails to run: Triton times it as infinite
                 continue
-            if repeated is False:
+            if first is not None:
+                outputs[id(config)] = [first]
+            else:
                 flagged.add(id(config))
                 logger.warning("config %s of %s [%s] gave different bits in two runs on identical "
                                "inputs: flagged as nondeterministic, never pinned",
                                engine.signature(config), state.qualified,
                                tuning_key(autotuner, args, kwargs))
+        if len(outputs) > 1:
+            inputs.use_second_input()
+            by_id = {id(c): c for c in candidates}
+            for config_id, runs in outputs.items():
+                runs.append(inputs.run_once(by_id[config_id]))
     finally:
         inputs.put_back()  # Triton's benchmark and launch start from the call's inputs
-    return _Audit(inputs, flagged)
+    return _Audit(inputs, flagged, bit_classes(outputs))
 
 
 def _launch(autotuner, config, args, kwargs):
@@ -333,16 +385,18 @@ def _fastest_repeating(timings):
     return min(ok, key=lambda t: t["median_ms"])["live"] if ok else None
 
 
-def _timings(configs_timings, flagged):
+def _timings(configs_timings, audit):
     """Triton's {config: [median, p20, p80] or ms} as the record's timings,
-    each with its live Config and the audit's flag."""
+    each with its live Config and what the audit found (flag, bit class)."""
     out = []
     for config, timing in configs_timings.items():
         median = timing[0] if isinstance(timing, (list, tuple)) else timing
         finite = median is not None and math.isfinite(float(median))
         item = {"config": config_data(config), "median_ms": float(median) if finite else None,
                 "live": config}
-        if id(config) in flagged:
+        if audit and id(config) in audit.flagged:
             item["nondeterministic"] = True
+        if audit and id(config) in audit.classes:
+            item["class"] = audit.classes[id(config)]
         out.append(item)
     return out

@@ -113,6 +113,10 @@ json decide(const Table* table, const std::vector<Config>& candidates,
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       return estimate_cost(candidates[a]) < estimate_cost(candidates[b]);
     });
+    json equivalent = json::array();  // what TUNELOCK_EQUIVALENT=timed may time in its place
+    if (table)
+      for (std::size_t i : equivalent_candidates(*table, kernel, key, candidates, choice))
+        equivalent.push_back(signature(candidates[i]));
     json ranked = json::array();
     for (std::size_t i : order) {
       const Cost cost = estimate_cost(candidates[i]);
@@ -127,6 +131,7 @@ json decide(const Table* table, const std::vector<Config>& candidates,
             {"explanation", explanation},
             {"candidates", ranked},
             {"stale", table ? stale_entries(*table, kernel, key, candidates) : json::array()},
+            {"equivalent", equivalent},
             {"warnings", warnings}};
   } catch (const Error& e) {
     return {{"error", e.what()}};

@@ -131,7 +131,9 @@ function decide() {
     out.textContent += ` — chaos picks ${picks.join(', ')}`;
   }
   $('warnings').replaceChildren(...result.warnings.map((w) => el('div', { className: 'warning', textContent: `warning: ${w}` })));
-  $('explanation').replaceChildren(...result.explanation.map((line) => el('li', { textContent: line })));
+  const equivalent = (result.equivalent ?? []).map((sig) =>
+    `equivalent (same bits by the record's audit; TUNELOCK_EQUIVALENT=timed may launch it): ${sig}`);
+  $('explanation').replaceChildren(...[...result.explanation, ...equivalent].map((line) => el('li', { textContent: line })));
   $('candidates').tBodies[0].replaceChildren(...result.candidates.map((c) => {
     const tr = el('tr', { className: c.chosen ? 'chosen' : '' });
     for (const text of [c.index, c.signature, `${c.cost[0]}, ${c.cost[1]}`]) tr.appendChild(el('td', { textContent: text }));

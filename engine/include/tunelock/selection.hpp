@@ -91,6 +91,15 @@ Choice chaos_choice(const KernelId& kernel, std::string_view key,
 Choice decide(const KernelId& kernel, std::string_view key, std::span<const Config> candidates,
               const SelectionRules& rules, std::optional<std::uint64_t> chaos_rank);
 
+// The live candidates the table entry that made `choice` lists as
+// equivalent (same bits by the record's audit), in candidate order; empty
+// unless the table decided. The entry is found as selection found it:
+// qualified then bare name, the exact key or "*" as the reason says.
+std::vector<std::size_t> equivalent_candidates(const Table& table, const KernelId& kernel,
+                                               std::string_view key,
+                                               std::span<const Config> candidates,
+                                               const Choice& choice);
+
 // Reducing a list at registration, for kernels with no call-time
 // interception: under a pinned policy the list shrinks to the block-size
 // match or the cheapest; otherwise it is returned unchanged.
