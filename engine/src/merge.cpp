@@ -46,11 +46,22 @@ std::map<RecordKey, std::set<std::string>> flagged_configs(const std::vector<Rec
   return out;
 }
 
+// Every config flagged on any key of `key`'s kernel and arch: the table's
+// nondeterministic list for it, which an equivalent must never be in.
+std::set<std::string> kernel_flags(const std::map<RecordKey, std::set<std::string>>& flagged,
+                                   const RecordKey& key) {
+  std::set<std::string> out;
+  for (const auto& [other, signatures] : flagged)
+    if (other.arch == key.arch && other.kernel == key.kernel)
+      out.insert(signatures.begin(), signatures.end());
+  return out;
+}
+
 // Configs bit-identical to `winner` on every rank whose audit classed both,
 // and classed together by at least one rank; flagged configs never count.
 std::vector<std::string> equivalent_to(const std::vector<RecordFile>& records, const RecordKey& key,
                                        const std::string& winner,
-                                       const std::set<std::string>* flagged) {
+                                       const std::set<std::string>& flagged) {
   std::map<std::string, bool> together;  // signature -> identical on every rank seen so far
   for (const RecordFile& record : records) {
     const auto timed = record.timings.find(key);
@@ -68,7 +79,7 @@ std::vector<std::string> equivalent_to(const std::vector<RecordFile>& records, c
   }
   std::vector<std::string> out;
   for (const auto& [sig, same] : together)
-    if (same && !(flagged && flagged->count(sig))) out.push_back(sig);
+    if (same && !flagged.count(sig)) out.push_back(sig);
   return out;  // std::map: sorted
 }
 
@@ -122,9 +133,12 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
     const auto flags = flagged.find(key);
     if (flags != flagged.end())
       verdict.nondeterministic.assign(flags->second.begin(), flags->second.end());
+    // A config flagged on any key of the kernel never wins: the table lists
+    // it as nondeterministic for every key.
+    const std::set<std::string> never = kernel_flags(flagged, key);
     std::map<std::string, std::string> text;  // signature -> Megatron's tie-break text
     for (auto& [sig, vote] : by_signature) {
-      if (flags != flagged.end() && flags->second.count(sig)) continue;  // never pinned
+      if (never.count(sig)) continue;  // never pinned
       std::sort(vote.timings_ms.begin(), vote.timings_ms.end());
       text[sig] = canonical_config_text(vote.config);
       verdict.votes.push_back(std::move(vote));
@@ -137,7 +151,7 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
     });
     if (!verdict.votes.empty())
       verdict.equivalent = equivalent_to(records, key, verdict.votes[0].signature,
-                                         flags != flagged.end() ? &flags->second : nullptr);
+                                         never);
     if (verdict.votes.size() > 1) {
       const Vote& first = verdict.votes[0];
       const Vote& second = verdict.votes[1];

@@ -4,7 +4,8 @@
 // exist (the median of every rank's median for that candidate), then, as in
 // Megatron's merge, to the smallest canonical JSON text of the full config
 // (canonical_config_text), so either tool makes the same table. A config
-// that any rank's audit flagged as nondeterministic is never pinned: its
+// that any rank's audit flagged as nondeterministic, on any key of its
+// kernel, is never pinned: its
 // votes do not count, and the table lists it under its kernel
 // (Table::nondeterministic) so the fallback rules skip it on every key. Reading the files is record_file.hpp's business,
 // reporting the verdicts merge_report.hpp's.
