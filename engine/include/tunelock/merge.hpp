@@ -5,10 +5,10 @@
 // Megatron's merge, to the smallest canonical JSON text of the full config
 // (canonical_config_text), so either tool makes the same table. A config
 // that any rank's audit flagged as nondeterministic, on any key of its
-// kernel, is never pinned: its
-// votes do not count, and the table lists it under its kernel
-// (Table::nondeterministic) so the fallback rules skip it on every key. Reading the files is record_file.hpp's business,
-// reporting the verdicts merge_report.hpp's.
+// kernel, is never pinned: its votes do not count, and the table lists it
+// under its kernel (Table::nondeterministic) so the fallback rules skip it
+// on every key. Reading the files is record_file.hpp's business, reporting
+// the verdicts merge_report.hpp's.
 #pragma once
 
 #include <limits>
