@@ -10,7 +10,10 @@ them (the matmul's BLOCK_K, the row sum's BLOCK) change the bits.
    each entry's "equivalent" list.
 2. 8 fresh pinned processes with TUNELOCK_EQUIVALENT=timed: one output.
 3. Steady-state step time, one process per mode, twice in turn: Triton's
-   own autotuning, pinned to the table, pinned with TUNELOCK_EQUIVALENT=timed.
+   own autotuning, pinned to the table, pinned with TUNELOCK_EQUIVALENT=timed;
+   then the same table with each entry swapped for the slowest config of its
+   class (a table recorded elsewhere, or pinned by hand): plain pinned pays
+   for it, timed does not, and the bits stay the same.
 """
 import hashlib
 import json
@@ -24,8 +27,8 @@ import torch
 import triton
 import triton.language as tl
 
-M = N = K = 2048
-ROWS, COLS = 2048, 2048
+M = N = K = 8192
+ROWS, COLS = 8192, 8192
 
 
 def matmul_configs():
@@ -100,10 +103,10 @@ def one_process(fields, measure):
         rounds = []
         for _ in range(7):
             start = time.perf_counter()
-            for _ in range(50):
+            for _ in range(10):
                 step(*tensors)
             torch.cuda.synchronize()
-            rounds.append((time.perf_counter() - start) / 50 * 1e3)
+            rounds.append((time.perf_counter() - start) / 10 * 1e3)
         result["step_ms"] = statistics.median(rounds)
     tunelock.flush()
     print(json.dumps(result))
@@ -118,6 +121,28 @@ def spawn(fields, measure=False, env=None):
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def write_slowest_of_each_class(table, sidecar_path, out_path):
+    """The table with each entry swapped for its class's slowest config (by
+    rank 0's timings): same bits, a slower pin."""
+    import copy
+    import tunelock
+    sidecar = json.load(open(sidecar_path))
+    slow = copy.deepcopy(table)
+    for kernel, keys in slow["kernels"].items():
+        for key, entry in keys.items():
+            members = [entry] + entry.get("equivalent", [])
+            if len(members) < 2:
+                continue
+            timed = {t["signature"]: t["median_ms"] or 0.0
+                     for t in sidecar["timings"][table["arch"]][kernel][key]}
+            plain = [{k: v for k, v in m.items() if k != "equivalent"} for m in members]
+            slowest = max(plain, key=lambda m: timed.get(tunelock.signature(m), 0.0))
+            keys[key] = {**slowest, "equivalent": [m for m in plain if m != slowest]}
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    with open(out_path, "w") as f:
+        json.dump(slow, f)
 
 
 def main(work):
@@ -164,20 +189,31 @@ def main(work):
     print(f"  matmul launched under timed: {sorted({r['matmul'] for r in runs})}")
     ok = len(outputs) == 1 and plain["output"] in outputs
 
-    print("== 3. step time (ms, median of 7 rounds x 50 steps), one process per mode, twice")
+    slow = [os.path.join(work, "slow")]
+    write_slowest_of_each_class(table, os.path.join(work, "rec", "run.rank0.timings.json"),
+                                os.path.join(slow[0], f"{arch}.json"))
+    print("== 3. step time (ms, median of 7 rounds x 10 steps), one process per mode, twice")
     modes = {"Triton autotuning": {"mode": "auto"},
              "pinned": {"mode": "pinned", "table_path": tables, "on_miss": "error"},
              "pinned, equivalent=timed": {"mode": "pinned", "table_path": tables,
-                                          "on_miss": "error", "equivalent": "timed"}}
-    times = {label: [] for label in modes}
+                                          "on_miss": "error", "equivalent": "timed"},
+             "slow table, pinned": {"mode": "pinned", "table_path": slow, "on_miss": "error"},
+             "slow table, timed": {"mode": "pinned", "table_path": slow, "on_miss": "error",
+                                   "equivalent": "timed"}}
+    times, outs = {label: [] for label in modes}, {label: set() for label in modes}
     for _ in range(2):
         for label, fields in modes.items():
-            times[label].append(spawn(fields, measure=True)["step_ms"])
+            result = spawn(fields, measure=True)
+            times[label].append(result["step_ms"])
+            outs[label].add(result["output"])
     for label, values in times.items():
-        print(f"  {label:26s}: {', '.join(f'{v:.4f}' for v in values)}")
-    auto, pinned_ms, timed_ms = (min(times[label]) for label in modes)
+        print(f"  {label:26s}: {', '.join(f'{v:.4f}' for v in values)}  output {sorted(outs[label])}")
+    auto, pinned_ms, timed_ms, slow_ms, slow_timed_ms = (min(times[label]) for label in modes)
     print(f"  throughput, equivalent=timed vs Triton: {auto / timed_ms:.3f}x; "
           f"vs plain pinned: {pinned_ms / timed_ms:.3f}x; plain pinned vs Triton: {auto / pinned_ms:.3f}x")
+    print(f"  slow table: timed vs Triton {auto / slow_timed_ms:.3f}x, plain pinned vs Triton "
+          f"{auto / slow_ms:.3f}x; timed vs plain pinned {slow_ms / slow_timed_ms:.3f}x")
+    ok &= outs["slow table, timed"] == outs["slow table, pinned"] == outs["pinned"]
     print("summary: " + ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
