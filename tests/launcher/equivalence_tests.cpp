@@ -13,6 +13,7 @@
 #include "tunelock/launcher/host_backend.hpp"
 #include "tunelock/launcher/kernel_family.hpp"
 #include "tunelock/merge.hpp"
+#include "tunelock/table_binary.hpp"
 #include "tunelock/table_json.hpp"
 
 using namespace tunelock;
@@ -192,8 +193,12 @@ BOOST_AUTO_TEST_CASE(equivalents_survive_the_binary_table_and_bad_lists_are_refu
   TempDir dir;
   const auto tables = record_and_merge(dir, true);
   const auto json_table = table_from_json(read_file(tables / "host.json"), "host.json");
-  InMemoryTable copy("host");
-  copy.set("t.ops.sum", "N=9|f32", *json_table->entry("t.ops.sum", "N=9|f32"));
+  const auto binary = table_from_binary(table_to_binary(*json_table), "host.tlb");
+  const TableEntry from_binary = *binary->entry("t.ops.sum", "N=9|f32");
+  BOOST_TEST((from_binary == *json_table->entry("t.ops.sum", "N=9|f32")));
+  BOOST_TEST(from_binary.equivalent.size() == 1u);
+  BOOST_TEST(describe(from_binary) ==
+             "BLOCK=8;warps=4;stages=2 (equivalent: BLOCK=1;warps=1;stages=1)");
   BOOST_TEST(read_file(tables / "host.json").find("\"equivalent\"") != std::string::npos);
   const std::string bad = R"({"arch": "host", "kernels": {"k": {"*": {"kwargs": {"BLOCK": 1},
       "num_warps": 1, "num_stages": 1, "equivalent": [{"kwargs": {"BLOCK": 1}, "num_warps": 1,

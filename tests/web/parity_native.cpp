@@ -49,7 +49,12 @@ json make_case(std::mt19937& random, int index) {
       // Mostly live configs, sometimes stale ones.
       const Config config =
           random() % 4 ? candidates[random() % candidates.size()] : random_config(random);
-      kernels[entry_kernel][entry_key] = config_to_json(config);
+      json entry = config_to_json(config);
+      if (random() % 3 == 0) {  // a record's bit class: what TUNELOCK_EQUIVALENT=timed may time
+        const Config& other = candidates[random() % candidates.size()];
+        if (!(other == config)) entry["equivalent"] = json::array({config_to_json(other)});
+      }
+      kernels[entry_kernel][entry_key] = entry;
     }
     json table{{"arch", "sm90"}, {"kernels", kernels}};
     if (random() % 3 == 0) {  // configs a record flagged: the fallback rules skip them
