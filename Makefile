@@ -46,8 +46,13 @@ fuzz: deps
 sanitize: deps
 	@scripts/sanitize.sh all $(JOBS)
 
-demo: build
-	@examples/demo.sh $(BUILD)
+# Only what the demo runs: the CLI and tunelock-demo, native, in build/demo
+# (no tests, benchmarks, fuzzers or wasm page; `make test` builds those).
+demo:
+	@scripts/install-deps.sh --demo
+	@cmake --preset demo >/dev/null
+	@cmake --build build/demo -j $(JOBS) --target tunelock tunelock-demo
+	@examples/demo.sh build/demo
 
 bench: build
 	@$(BUILD)/tests/bench/engine_bench

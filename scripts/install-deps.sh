@@ -3,8 +3,9 @@
 # missing, so a second run is quiet and fast; then the browser test's npm
 # package (playwright-core drives Debian's Chromium; it downloads no browser).
 # clang and its libFuzzer runtime serve `make fuzz` and CI.
-# Used by `make demo` and `make test`; `--bench` adds python3-torch, large
-# and needed only by `make bench-gloo`.
+# Used by `make test`; `--demo` installs only what `make demo` builds (the
+# CLI and tunelock-demo); `--bench` adds python3-torch, large and needed
+# only by `make bench-gloo`.
 set -euo pipefail
 
 packages=(
@@ -12,13 +13,17 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler
   nlohmann-json3-dev libxxhash-dev libcli11-dev
   libspdlog-dev libfmt-dev
-  libboost-test-dev libbenchmark-dev
   libucx-dev
-  python3 python3-pytest
-  emscripten chromium
-  iproute2 openmpi-bin libopenmpi-dev
-  clang libclang-rt-14-dev
 )
+if [[ ${1:-} != --demo ]]; then
+  packages+=(
+    libboost-test-dev libbenchmark-dev
+    python3 python3-pytest
+    emscripten chromium
+    iproute2 openmpi-bin libopenmpi-dev
+    clang libclang-rt-14-dev
+  )
+fi
 [[ ${1:-} == --bench ]] && packages+=(python3-torch)
 
 install_npm_packages() {
@@ -37,7 +42,7 @@ for p in "${packages[@]}"; do
   [[ $status == "install ok installed" ]] || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then
-  install_npm_packages
+  [[ ${1:-} == --demo ]] || install_npm_packages
   exit 0
 fi
 
@@ -49,4 +54,4 @@ if ! "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
   "${sudo[@]}" apt-get update -qq
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-install_npm_packages
+[[ ${1:-} == --demo ]] || install_npm_packages

@@ -12,7 +12,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         const Environment& env) {
   CLI::App app{"tunelock: deterministic kernel autotuning, table tools and offline checks",
                "tunelock"};
-  app.set_version_flag("--version", TUNELOCK_VERSION);
+  app.set_version_flag("--version", std::string("tunelock ") + TUNELOCK_VERSION);
   app.require_subcommand(1);
 
   const std::vector<Command> commands{

@@ -133,9 +133,12 @@ void close_pipe(int& fd) {
 }
 
 // Where every rank meets: the caller's rendezvous and job token when it
-// set them, else a free local port and a fresh token.
+// set them, else a free local port and a fresh token. PyTorch's rendezvous
+// (MASTER_ADDR/MASTER_PORT, as torchrun sets them) gets a port of its own,
+// so init_process_group works under `tunelock launch` beside tunelock's.
 struct Meeting {
   std::string host, port, token;
+  std::string torch_host, torch_port;
 };
 
 // Rank `rank` of `options.ranks`: a child in its own process group with its
@@ -174,6 +177,8 @@ Child spawn_rank(int rank, const LaunchOptions& options, const Meeting& meeting,
     ::setenv(std::string(kMasterAddr).c_str(), meeting.host.c_str(), 1);
     ::setenv(std::string(kMasterPort).c_str(), meeting.port.c_str(), 1);
     ::setenv(std::string(kJobToken).c_str(), meeting.token.c_str(), 1);
+    ::setenv("MASTER_ADDR", meeting.torch_host.c_str(), 1);
+    ::setenv("MASTER_PORT", meeting.torch_port.c_str(), 1);
     std::vector<char*> argv;
     for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
@@ -274,9 +279,15 @@ int launch(const LaunchOptions& options, Streams& streams) {
   ::signal(SIGHUP, on_stop_signal);
   if (options.ranks < 1) throw Error("-n: need at least one rank");
   using namespace env_names;
-  const Meeting meeting{env_or(streams.env, kMasterAddr, "127.0.0.1"),
-                        env_or(streams.env, kMasterPort, std::to_string(free_port())),
-                        env_or(streams.env, kJobToken, random_token())};
+  Meeting meeting{env_or(streams.env, kMasterAddr, "127.0.0.1"),
+                  env_or(streams.env, kMasterPort, std::to_string(free_port())),
+                  env_or(streams.env, kJobToken, random_token()),
+                  env_or(streams.env, "MASTER_ADDR", "127.0.0.1"),
+                  env_value(streams.env, "MASTER_PORT")};
+  for (int tries = 0; meeting.torch_port.empty() || meeting.torch_port == meeting.port; ++tries) {
+    if (tries == 64) throw Error("launch: cannot find a second free port for MASTER_PORT");
+    meeting.torch_port = std::to_string(free_port());
+  }
   std::vector<Child> children;
   for (int rank = 0; rank < options.ranks; ++rank)
     children.push_back(spawn_rank(rank, options, meeting, children));

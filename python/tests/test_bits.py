@@ -70,12 +70,12 @@ def test_merge_files_it_and_pinned_runs_repeat_on_recorded_and_unseen_keys(tmp_p
         assert len(results) == 1
 
 
-def test_without_a_table_the_first_pinned_call_names_the_racy_cheapest(capfd):
+def test_without_a_table_the_first_pinned_call_names_the_racy_cheapest(caplog):
     tt.install(mode="pinned")
     tuner, kernel, _ = make_racy_autotuner()
     run_once(tuner)
     run_once(tuner)
-    err = capfd.readouterr().err
+    err = caplog.text
     assert f"pinned config {RACY} of kernel '{KERNEL}' [n=4096|torch.float32|torch.float32] " \
            "gave different bits in two runs" in err
     assert err.count("gave different bits") == 1  # once per key, then the cached choice
@@ -91,12 +91,12 @@ def test_strict_verification_makes_changed_bits_an_error():
         run_once(tuner)
 
 
-def test_check_bits_off_runs_the_pinned_config_once(capfd):
+def test_check_bits_off_runs_the_pinned_config_once(caplog):
     tt.install(mode="pinned", check_bits=False)
     tuner, kernel, _ = make_racy_autotuner()
     run_once(tuner)
     assert len(kernel.launches) == 1
-    assert "different bits" not in capfd.readouterr().err
+    assert "different bits" not in caplog.text
 
 
 @pytest.mark.parametrize("declared", [{KERNEL: [racy_configs()[0]]},

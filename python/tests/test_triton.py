@@ -138,7 +138,10 @@ def test_enumerate_names_each_kernel_once_with_its_state(caplog):
     with caplog.at_level(logging.INFO, logger="tunelock"):
         run_once(tuner)
         run_once(tuner, mixed_values(N, seed=2))
-    assert [r.getMessage() for r in caplog.records] == ["PINNED demo.kernels.row_sum (4 configs)"]
+    # The engine's own warnings reach the same logger now; enumerate says its line once.
+    states = [m for m in (r.getMessage() for r in caplog.records)
+              if m.startswith(("PINNED", "TIMED", "UNPINNED"))]
+    assert states == ["PINNED demo.kernels.row_sum (4 configs)"]
 
 
 def test_a_new_policy_drops_earlier_choices_and_uninstall_restores_triton():

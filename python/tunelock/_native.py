@@ -5,9 +5,12 @@ same library serves every Python version. The library is found through
 TUNELOCK_LIBRARY, else beside this file (where the build and
 `cmake --install` put it).
 """
+import atexit
 import ctypes
 import json
+import logging
 import os
+import sys
 
 _LIBRARY_NAME = "libtunelock_c.so"
 
@@ -18,6 +21,8 @@ class TunelockError(Exception):
 
 GATHER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_char),
                              ctypes.c_size_t, ctypes.c_void_p)
+
+LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
 
 _OUT = ctypes.POINTER(ctypes.c_char_p)
 _SIGNATURES = {
@@ -36,6 +41,7 @@ _SIGNATURES = {
     "tunelock_record": ([ctypes.c_char_p] * 5, ctypes.c_int),
     "tunelock_note_bits_check": ([ctypes.c_char_p] * 4 + [ctypes.c_int], ctypes.c_int),
     "tunelock_signature": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
+    "tunelock_set_log_sink": ([LOG_FN, ctypes.c_void_p], ctypes.c_int),
     "tunelock_set_device": ([ctypes.c_char_p], ctypes.c_int),
     "tunelock_choice_log": ([ctypes.c_void_p], ctypes.c_int),
     "tunelock_choice_digest": ([ctypes.c_void_p], ctypes.c_int),
@@ -70,6 +76,40 @@ def _load():
 
 
 lib = _load()
+
+
+# The engine's messages go to Python's logging, under the logger "tunelock",
+# so handlers, filters and pytest's caplog see (and can silence) them. With
+# no handler configured anywhere they are printed to stderr as the engine
+# prints them, so nothing is lost by default.
+logger = logging.getLogger("tunelock")
+_LEVELS = {0: logging.DEBUG, 1: logging.DEBUG, 2: logging.INFO, 3: logging.WARNING,
+           4: logging.ERROR, 5: logging.CRITICAL}
+_LEVEL_NAMES = {0: "trace", 1: "debug", 2: "info", 3: "warning", 4: "error", 5: "critical"}
+
+
+def say(level, message):
+    """Logs through "tunelock", or prints when logging is not set up."""
+    if logger.hasHandlers():
+        logger.log(level, message)
+    elif level >= (logger.level or logging.INFO):  # info and up unless a level was set
+        print(f"tunelock: {logging.getLevelName(level).lower()}: {message}", file=sys.stderr)
+
+
+@LOG_FN
+def _engine_log(level, message, _user):
+    try:
+        say(_LEVELS.get(level, logging.WARNING), message.decode("utf-8", "replace"))
+    except Exception:  # a logging failure must never unwind through the engine
+        pass
+
+
+def _restore_stderr_log():
+    lib.tunelock_set_log_sink(LOG_FN(), None)  # before the interpreter goes away
+
+
+lib.tunelock_set_log_sink(_engine_log, None)
+atexit.register(_restore_stderr_log)
 
 
 def encode(text):

@@ -21,6 +21,7 @@ import math
 import threading
 
 import tunelock as engine
+from tunelock import _native as engine_native
 from tunelock._bits import IdenticalInputs, bit_classes, capturing
 
 logger = logging.getLogger("tunelock")
@@ -178,7 +179,7 @@ def _state(autotuner):
 def _enumerate(state, count, what):
     if _policy.get("enumerate") and state.qualified not in _enumerated:
         _enumerated.add(state.qualified)
-        logger.info("%s %s (%d configs)", what, state.qualified, count)
+        engine_native.say(logging.INFO, f"{what} {state.qualified} ({count} configs)")
 
 
 def _run(self, *args, **kwargs):
@@ -270,9 +271,10 @@ def _fastest_equivalent(autotuner, state, text_key, entry, members, args, kwargs
             break
         if not check or _repeats(autotuner, config, args, kwargs) is not False:
             return config
-        logger.warning("equivalent config %s of %s [%s] gave different bits in two runs: dropped, "
-                       "never launched in place of the entry's config",
-                       engine.signature(config), state.qualified, text_key)
+        engine_native.say(logging.WARNING,
+                          f"equivalent config {engine.signature(config)} of {state.qualified} "
+                          f"[{text_key}] gave different bits in two runs: dropped, never "
+                          "launched in place of the entry's config")
     if check:
         _check_pinned_bits(autotuner, state, text_key, entry, args, kwargs)
     return entry
@@ -358,10 +360,11 @@ def _audit(autotuner, state, key, args, kwargs):
                 outputs[id(config)] = [first]
             else:
                 flagged.add(id(config))
-                logger.warning("config %s of %s [%s] gave different bits in two runs on identical "
-                               "inputs: flagged as nondeterministic, never pinned",
-                               engine.signature(config), state.qualified,
-                               tuning_key(autotuner, args, kwargs))
+                engine_native.say(logging.WARNING,
+                                  f"config {engine.signature(config)} of {state.qualified} "
+                                  f"[{tuning_key(autotuner, args, kwargs)}] gave different bits "
+                                  "in two runs on identical inputs: flagged as nondeterministic, "
+                                  "never pinned")
         if len(outputs) > 1:
             inputs.use_second_input()
             by_id = {id(c): c for c in candidates}

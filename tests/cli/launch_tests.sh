@@ -14,6 +14,25 @@ done
 ports=$(grep -o 'port=[0-9]*' <<<"$out" | sort -u | wc -l)
 [[ $ports == 1 ]] || fail "ranks got different ports"
 
+# torchrun's variables too, so init_process_group works: PyTorch's rendezvous
+# on a port of its own, beside tunelock's; a caller's own MASTER_* are kept.
+out=$(env -u MASTER_ADDR -u MASTER_PORT "$tunelock" launch -n 2 -- sh -c \
+  'echo "$MASTER_ADDR $MASTER_PORT $TUNELOCK_MASTER_PORT $LOCAL_RANK $LOCAL_WORLD_SIZE"' 2>&1)
+for r in 0 1; do
+  grep -Eq "^\[rank $r\] 127\.0\.0\.1 [0-9]+ [0-9]+ $r 2$" <<<"$out" || fail "torchrun variables, rank $r: $out"
+done
+read -r torch_port tunelock_port < <(sed -nE 's/^\[rank 0\] [^ ]+ ([0-9]+) ([0-9]+) .*/\1 \2/p' <<<"$out")
+[[ -n $torch_port && $torch_port != "$tunelock_port" ]] || fail "MASTER_PORT shares tunelock's port: $out"
+out=$(MASTER_ADDR=10.1.2.3 MASTER_PORT=29500 "$tunelock" launch -n 1 -- sh -c 'echo "$MASTER_ADDR:$MASTER_PORT"' 2>&1)
+grep -q "^\[rank 0\] 10.1.2.3:29500$" <<<"$out" || fail "a caller's MASTER_ADDR/PORT not kept: $out"
+# A PyTorch program under tunelock launch (where torch is installed).
+if python3 -c 'import torch.distributed' 2>/dev/null; then
+  out=$("$tunelock" launch -n 2 -- python3 -c 'import torch.distributed as d; d.init_process_group("gloo"); print("gloo", d.get_rank(), d.get_world_size()); d.destroy_process_group()' 2>&1)
+  for r in 0 1; do grep -q "^\[rank $r\] gloo $r 2$" <<<"$out" || fail "torch gloo, rank $r: $out"; done
+else
+  echo "note: torch not installed; init_process_group under launch not run"
+fi
+
 # Rank 1 fails at once; the others would sleep 60 s: stopped after the grace period.
 start=$(date +%s)
 out=$("$tunelock" launch -n 3 --grace 1 -- sh -c 'if [ "$RANK" = 1 ]; then echo boom >&2; exit 7; fi; sleep 60' 2>&1)

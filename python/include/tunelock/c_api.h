@@ -62,6 +62,12 @@ int tunelock_tuning_key(const char* args_json, const char* dtypes_json, char** k
 int tunelock_pinned_choice(const char* arch, const char* module, const char* name, const char* key,
                            const char* candidates_json, char** choice_json);
 
+/* Routes the engine's log to fn(level, message, user): level is spdlog's
+ * (0 trace, 1 debug, 2 info, 3 warn, 4 error, 5 critical), message the
+ * text without a prefix. NULL puts the stderr sink back. */
+typedef void (*tunelock_log_fn)(int level, const char* message, void* user);
+int tunelock_set_log_sink(tunelock_log_fn fn, void* user);
+
 /* The first pinned call's bits check, as the caller ran it: repeated = 1
  * (two runs on identical inputs gave the same bits), 0 (they differed) or
  * -1 (nothing to compare). Changed bits warn once per (kernel, key,
