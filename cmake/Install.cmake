@@ -1,10 +1,12 @@
 # `cmake --install`: headers, every library a trainer links, the CLI,
 # packaged tables, and a package config so a trainer's CMakeLists can
-#   find_package(tunelock) and link tunelock::engine, tunelock::launcher,
-#   tunelock::ucx (where UCX was found) or tunelock::cuda (where CUDA was).
+#   find_package(tunelock [COMPONENTS engine launcher ucx cuda]) and link
+#   tunelock::engine, tunelock::launcher, tunelock::ucx (where UCX was found)
+#   or tunelock::cuda (where CUDA was).
+# Each component is its own export set, so a consumer asking for the engine
+# alone needs neither UCX nor the CUDA toolkit on its machine.
 include(CMakePackageConfigHelpers)
 
-set(tunelock_export_targets tunelock_engine tunelock_launcher)
 set_target_properties(tunelock_engine PROPERTIES EXPORT_NAME engine)
 set_target_properties(tunelock_launcher PROPERTIES EXPORT_NAME launcher)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/engine/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -14,10 +16,21 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/launcher/include/ DESTINATION ${CMAKE_IN
 
 # Optional parts are exported only where they were built; the package config
 # looks up their dependencies only then (TUNELOCK_EXPORTS_* below).
+set(config_dir ${CMAKE_INSTALL_LIBDIR}/cmake/tunelock)
+function(tunelock_export_component target component)
+  install(TARGETS ${target} EXPORT tunelock_${component}_targets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT tunelock_${component}_targets NAMESPACE tunelock::
+    FILE tunelock_${component}_targets.cmake DESTINATION ${config_dir})
+endfunction()
+tunelock_export_component(tunelock_engine engine)
+tunelock_export_component(tunelock_launcher launcher)
+
 set(TUNELOCK_EXPORTS_UCX OFF)
 if(TARGET tunelock_ucx)
   set(TUNELOCK_EXPORTS_UCX ON)
-  list(APPEND tunelock_export_targets tunelock_ucx)
+  tunelock_export_component(tunelock_ucx ucx)
   set_target_properties(tunelock_ucx PROPERTIES EXPORT_NAME ucx)
   install(FILES ${PROJECT_SOURCE_DIR}/launcher/include/tunelock/launcher/ucx_collective.hpp
                 ${PROJECT_SOURCE_DIR}/launcher/include/tunelock/launcher/rendezvous.hpp
@@ -28,19 +41,14 @@ endif()
 set(TUNELOCK_EXPORTS_CUDA OFF)
 if(TARGET tunelock_cuda)
   set(TUNELOCK_EXPORTS_CUDA ON)
-  list(APPEND tunelock_export_targets tunelock_cuda)
+  tunelock_export_component(tunelock_cuda cuda)
   set_target_properties(tunelock_cuda PROPERTIES EXPORT_NAME cuda)
 endif()
 
-install(TARGETS ${tunelock_export_targets} EXPORT tunelockTargets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS tunelock RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/tables/ DESTINATION ${CMAKE_INSTALL_DATADIR}/tunelock/tables
   FILES_MATCHING PATTERN "*.json" PATTERN "*.tlb")
 
-set(config_dir ${CMAKE_INSTALL_LIBDIR}/cmake/tunelock)
-install(EXPORT tunelockTargets NAMESPACE tunelock:: DESTINATION ${config_dir})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tunelockConfig.cmake.in
   ${PROJECT_BINARY_DIR}/tunelockConfig.cmake INSTALL_DESTINATION ${config_dir})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/tunelockConfigVersion.cmake

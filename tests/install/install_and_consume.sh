@@ -33,7 +33,7 @@ grep -q '"host|consumer.ops.scale|N=1024|f32": "BLOCK=64;warps=4;stages=2;pinned
 # Where UCX was built, its collective is exported too, with its headers.
 if [[ -e $build/launcher/libtunelock_ucx.a ]]; then
   [[ -e $scratch/prefix/include/tunelock/launcher/ucx_collective.hpp ]] || { echo "FAIL: UCX headers"; exit 1; }
-  grep -q 'tunelock::ucx' "$scratch/prefix/lib/cmake/tunelock/tunelockTargets.cmake" \
+  grep -q 'tunelock::ucx' "$scratch/prefix/lib/cmake/tunelock/tunelock_ucx_targets.cmake" \
     || { echo "FAIL: tunelock::ucx is not exported"; exit 1; }
 fi
 grep -q "\"digest\": \"$digest\"" "$scratch/log.rank0.json" || { echo "FAIL: digest differs"; exit 1; }
@@ -41,9 +41,31 @@ grep -q "\"digest\": \"$digest\"" "$scratch/log.rank0.json" || { echo "FAIL: dig
 # Where CUDA was built, tunelock::cuda is exported with its headers.
 if [[ -e $build/launcher/cuda/libtunelock_cuda.a ]]; then
   [[ -e $scratch/prefix/include/tunelock/cuda/cuda_backend.hpp ]] || { echo "FAIL: CUDA headers"; exit 1; }
-  grep -q 'tunelock::cuda' "$scratch/prefix/lib/cmake/tunelock/tunelockTargets.cmake" \
+  grep -q 'tunelock::cuda' "$scratch/prefix/lib/cmake/tunelock/tunelock_cuda_targets.cmake" \
     || { echo "FAIL: tunelock::cuda is not exported"; exit 1; }
 fi
+
+# Components: a consumer that asks for the engine alone configures, builds
+# and runs on a machine with neither UCX nor the CUDA toolkit (both hidden
+# from find_package here); asking for every component there fails clearly.
+no_gpu_stack=(-DCMAKE_DISABLE_FIND_PACKAGE_ucx=ON -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON)
+quiet cmake -S "$consumer/../engine_consumer" -B "$scratch/engine-build" -G "$generator" \
+  -DCMAKE_PREFIX_PATH="$scratch/prefix" "${no_gpu_stack[@]}" \
+  -DCMAKE_CXX_FLAGS="$cxx_flags" -DCMAKE_EXE_LINKER_FLAGS="$linker_flags"
+quiet cmake --build "$scratch/engine-build"
+engine_out=$(TUNELOCK_MODE=pinned "$scratch/engine-build/engine_consumer" 2>/dev/null)
+[[ $engine_out == "BLOCK_M=32;warps=4;stages=2 min_cost" ]] || { echo "FAIL: engine consumer: $engine_out"; exit 1; }
+if grep -q 'tunelock::ucx\|tunelock::cuda' "$scratch"/prefix/lib/cmake/tunelock/tunelock_*_targets.cmake; then
+  if cmake -S "$consumer" -B "$scratch/all-build" -G "$generator" -DCMAKE_PREFIX_PATH="$scratch/prefix" \
+       "${no_gpu_stack[@]}" >"$scratch/all.log" 2>&1; then
+    echo "FAIL: every component configured without UCX/CUDA"; exit 1
+  fi
+fi
+miss=$(cmake -S "$consumer/../engine_consumer" -B "$scratch/watch-build" -G "$generator" \
+  -DCMAKE_PREFIX_PATH="$scratch/prefix" -DENGINE_CONSUMER_COMPONENTS="engine;watch" 2>&1) &&
+  { echo "FAIL: the watch component was found"; exit 1; }
+grep -q "tunelock component 'watch' is not part of this installation" <<<"$miss" ||
+  { echo "$miss"; echo "FAIL: no clear message for a missing component"; exit 1; }
 
 # The installed Python package loads its library and decides as the C++ consumer did.
 site=$(echo "$scratch"/prefix/lib*/python3/dist-packages)
