@@ -28,10 +28,12 @@ wasm: deps
 	  $(EMENV) cmake --preset wasm >/dev/null && $(EMENV) cmake --build $(WASM) -j $(JOBS); \
 	else echo "em++ not found: the wasm build and its tests are skipped"; fi
 
-# Serves the preview page on http://127.0.0.1:8000/ (Ctrl-C to stop).
+# Serves the preview page on http://127.0.0.1:8000/, or another free port
+# when 8000 is taken (Ctrl-C to stop).
 web: wasm
-	@echo "tunelock preview: http://127.0.0.1:8000/"
-	@python3 -m http.server --bind 127.0.0.1 --directory $(WASM)/site 8000
+	@port=$$(python3 scripts/free_port.py 8000); \
+	  echo "tunelock preview: http://127.0.0.1:$$port/"; \
+	  python3 -m http.server --bind 127.0.0.1 --directory $(WASM)/site $$port
 
 test: build
 	@ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure

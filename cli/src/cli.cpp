@@ -7,6 +7,64 @@
 #include "tunelock/log.hpp"
 
 namespace tunelock::cli {
+namespace {
+
+// Edits (insert, delete, substitute) turning `a` into `b`: how far a
+// mistyped word is from a known one.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean 'x'?)" for the nearest known word within a few edits.
+std::string suggestion(std::string_view typed, const std::vector<std::string>& known) {
+  const std::string* best = nullptr;
+  std::size_t best_distance = std::max<std::size_t>(2, typed.size() / 3) + 1;
+  for (const std::string& word : known) {
+    const std::size_t d = edit_distance(typed, word);
+    if (d < best_distance) best = &word, best_distance = d;
+  }
+  return best ? " (did you mean '" + *best + "'?)" : "";
+}
+
+// The long flags of `app`, as typed (`--table`).
+std::vector<std::string> long_flags(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* option : app.get_options())
+    for (const std::string& name : option->get_lnames()) out.push_back("--" + name);
+  return out;
+}
+
+// For an argument CLI11 did not expect: the nearest flag of the command it
+// was given to.
+std::string flag_suggestion(const CLI::App& app, const std::vector<std::string>& args) {
+  const CLI::App* command = &app;
+  for (const CLI::App* sub : app.get_subcommands())
+    if (sub->parsed()) command = sub;
+  for (const CLI::App* sub : command->get_subcommands())
+    if (sub->parsed()) command = sub;
+  const std::vector<std::string> known = long_flags(*command);
+  for (const std::string& arg : args) {
+    if (!arg.starts_with("--")) continue;
+    const std::string flag = arg.substr(0, arg.find('='));
+    if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
+    if (std::string hint = suggestion(flag, known); !hint.empty())
+      return " '" + flag + "'" + hint;
+  }
+  return "";
+}
+
+}  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
         const Environment& env) {
@@ -25,7 +83,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (!args.empty() && !args[0].starts_with("-") &&
       std::none_of(commands.begin(), commands.end(),
                    [&](const Command& c) { return c.app->get_name() == args[0]; })) {
-    err << "tunelock: unknown command '" << args[0] << "' (see tunelock --help)\n";
+    std::vector<std::string> names;
+    for (const Command& c : commands) names.push_back(c.app->get_name());
+    err << "tunelock: unknown command '" << args[0] << "'" << suggestion(args[0], names)
+        << " (see tunelock --help)\n";
     return kExitBadInput;
   }
 
@@ -44,10 +105,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     out << app.help("", CLI::AppFormatMode::All);
     return kExitOk;
   } catch (const CLI::CallForVersion&) {
-    out << TUNELOCK_VERSION << "\n";
+    out << "tunelock " << TUNELOCK_VERSION << "\n";
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    err << "tunelock: " << e.what() << " (see tunelock --help)\n";
+    err << "tunelock: " << e.what() << flag_suggestion(app, args) << " (see tunelock --help)\n";
     return kExitBadInput;
   }
 

@@ -75,7 +75,15 @@ Command add_policy_command(CLI::App& app) {
   value_flag("--table-path", "table_path", "Colon-separated table directories");
   value_flag("--record", "record_path", "Record file prefix");
   value_flag("--on-miss", "on_miss", "min_cost or error");
-  value_flag("--block", "block_sizes", "Block-size overrides, BLOCK_M=64,BLOCK_N=32");
+  // Repeatable, as in `choose`: each --block adds to the overrides.
+  cmd->add_option_function<std::vector<std::string>>(
+      "--block",
+      [flags](const std::vector<std::string>& values) {
+        std::string joined;
+        for (const std::string& v : values) joined += (joined.empty() ? "" : ",") + v;
+        flags->pairs.emplace_back("block_sizes", joined);
+      },
+      "Block-size override NAME=INT (repeatable, or BLOCK_M=64,BLOCK_N=32)");
   value_flag("--verify", "verify_every", "Verify every N iterations (0 = off)");
   value_flag("--verify-timeout", "verify_timeout_s", "Seconds to wait for peers");
   bool_flag("--verify-strict", "verify_strict", "Raise on every rank on conflict");

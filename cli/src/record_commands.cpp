@@ -25,10 +25,7 @@ struct RecordOptions {
 // Timing sidecars (JSON or binary) are read beside their record file, so a
 // glob such as `rec.rank*` that also matches them does what the user meant.
 std::vector<RecordFile> load_all(const std::vector<std::string>& paths) {
-  std::vector<std::filesystem::path> records;
-  for (const std::string& path : paths) {
-    if (!is_timings_sidecar_name(path)) records.emplace_back(path);
-  }
+  const std::vector<std::filesystem::path> records = expand_record_arguments(paths);
   if (records.empty()) throw Error("no record files given (only timing sidecars)");
   return load_record_files(records);
 }
@@ -90,7 +87,8 @@ Command add_merge_command(CLI::App& app) {
   auto options = std::make_shared<RecordOptions>();
   CLI::App* cmd = app.add_subcommand("merge", "Merge record files into a table by majority vote");
   cmd->add_option("RECORD", options->records,
-                  "<prefix>.rank<N>.json files (timing sidecars are found beside them)")
+                  "<prefix>.rank<N>.json files, directories of them, or @LISTFILE (one path a "
+                  "line); timing sidecars are found beside them")
       ->required();
   cmd->add_option("-o,--output", options->output, "Table to write (.tlb = binary, else JSON)")
       ->required();
@@ -103,7 +101,9 @@ Command add_report_command(CLI::App& app) {
   auto options = std::make_shared<RecordOptions>();
   CLI::App* cmd = app.add_subcommand(
       "report", "Every key where ranks chose differently, with votes and timings");
-  cmd->add_option("RECORD", options->records, "<prefix>.rank<N>.json files")->required();
+  cmd->add_option("RECORD", options->records,
+                  "<prefix>.rank<N>.json files, directories of them, or @LISTFILE")
+      ->required();
   cmd->add_flag("--json", options->json, "Print the disagreements as a JSON array");
   return {cmd, [options](Streams& streams) { return report(*options, streams); }};
 }

@@ -14,12 +14,8 @@
 
 namespace tunelock::cli {
 
-inline std::string table_bytes(const Table& table, const std::filesystem::path& path) {
-  return path.extension() == ".tlb" ? table_to_binary(table) : table_to_json(table);
-}
-
 inline void write_table(const Table& table, const std::filesystem::path& path) {
-  write_file_atomically(path, table_bytes(table, path));
+  write_table_file(table, path);
 }
 
 }  // namespace tunelock::cli

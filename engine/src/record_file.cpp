@@ -104,4 +104,42 @@ std::vector<RecordFile> load_record_files(const std::vector<std::filesystem::pat
   return out;
 }
 
+std::vector<std::filesystem::path> expand_record_arguments(const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> out;
+  for (const std::string& arg : args) {
+    if (arg.starts_with("@")) {
+      const std::string list = arg.substr(1);
+      const std::string text = read_file(list);
+      std::size_t start = 0;
+      while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(start, end - start);
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+        if (!line.empty() && !is_timings_sidecar_name(line)) out.emplace_back(line);
+        start = end + 1;
+      }
+      continue;
+    }
+    std::error_code ec;
+    if (!fs::is_directory(arg, ec)) {
+      if (!is_timings_sidecar_name(arg)) out.emplace_back(arg);
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (const fs::directory_entry& entry : fs::directory_iterator(arg)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file() && name.ends_with(".json") && !is_timings_sidecar_name(name) &&
+          parse_rank_file_name(name).rank >= 0)
+        found.push_back(entry.path());
+    }
+    if (found.empty())
+      throw Error(arg + ": a directory with no record files (<run>.rank<N>.json) in it");
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
 }  // namespace tunelock

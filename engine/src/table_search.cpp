@@ -1,5 +1,8 @@
 #include "tunelock/table_search.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include "tunelock/error.hpp"
 #include "tunelock/file_kind.hpp"
 #include "tunelock/files.hpp"
@@ -42,6 +45,33 @@ std::unique_ptr<Table> table_from_bytes(std::string bytes, const std::string& or
 
 std::unique_ptr<Table> load_table_file(const fs::path& path) {
   return table_from_bytes(read_file(path), path.string());
+}
+
+namespace {
+
+// Names tunelock's own arch tags take: `host`, and `sm` then digits (and a
+// letter suffix, as in sm90a). Other names (`table.json`) are not searched
+// for as an arch, so any table may be written there.
+bool names_an_arch(const std::string& stem) {
+  if (stem == "host") return true;
+  if (stem.size() < 3 || !stem.starts_with("sm") || !std::isdigit(static_cast<unsigned char>(stem[2])))
+    return false;
+  return std::all_of(stem.begin() + 2, stem.end(),
+                     [](unsigned char c) { return std::isdigit(c) || std::islower(c); });
+}
+
+}  // namespace
+
+void write_table_file(const Table& table, const fs::path& path) {
+  const std::string stem = path.stem().string();
+  if (names_an_arch(stem) && stem != table.arch()) {
+    throw Error(path.string() + ": the table is for " + std::string(table.arch()) +
+                ", but the search reads a file of this name as " + stem +
+                "'s table; name it " + std::string(table.arch()) + path.extension().string() +
+                " (or give merge --arch " + stem + ")");
+  }
+  write_file_atomically(path, path.extension() == ".tlb" ? table_to_binary(table)
+                                                         : table_to_json(table));
 }
 
 std::unique_ptr<Table> load_table_for_arch(std::string_view arch,

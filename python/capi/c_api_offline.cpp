@@ -117,9 +117,7 @@ int tunelock_merge(const char* request_json, char** result_json) {
     if (output.empty()) throw Error("output: missing (the table file to write)");
     const MergeResult result = merge_records(records, string_field(request, "arch", ""),
                                              string_field(request, "source", ""));
-    write_file_atomically(output, std::filesystem::path(output).extension() == ".tlb"
-                                      ? table_to_binary(*result.table)
-                                      : table_to_json(*result.table));
+    write_table_file(*result.table, output);
     put(result_json, json{{"arch", std::string(result.table->arch())},
                           {"entries", result.table->entry_count()},
                           {"disagreements", result.disagreements.size()},
@@ -153,8 +151,7 @@ int tunelock_table_convert(const char* input, const char* output) {
   return guarded([&] {
     const std::unique_ptr<Table> table = load_table_file(text_of(input, "input"));
     const std::filesystem::path out(text_of(output, "output"));
-    write_file_atomically(out, out.extension() == ".tlb" ? table_to_binary(*table)
-                                                         : table_to_json(*table));
+    write_table_file(*table, out);
   });
 }
 

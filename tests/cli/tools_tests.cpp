@@ -442,3 +442,65 @@ BOOST_AUTO_TEST_CASE(log_convert_round_trips_through_binary) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(cli_conventions)
+
+BOOST_AUTO_TEST_CASE(version_names_the_program_and_typos_get_the_nearest_word) {
+  const auto version = run_cli({"--version"});
+  BOOST_TEST(version.code == 0);
+  BOOST_TEST(version.out.starts_with("tunelock "));
+  const auto command = run_cli({"mrege", "x"});
+  BOOST_TEST(command.code == 2);
+  BOOST_TEST(command.err.find("unknown command 'mrege' (did you mean 'merge'?)") != std::string::npos);
+  const auto flag = run_cli({"choose", "--tabel", "x"});
+  BOOST_TEST(flag.code == 2);
+  BOOST_TEST(flag.err.find("'--tabel' (did you mean '--table'?)") != std::string::npos);
+  const auto far = run_cli({"zzzzzzzz"});
+  BOOST_TEST(far.err.find("did you mean") == std::string::npos);  // nothing close: no guess
+}
+
+BOOST_AUTO_TEST_CASE(merge_takes_a_directory_or_a_list_file) {
+  TempDir dir;
+  write_records(dir);
+  const auto from_files =
+      run_cli({"merge", path(dir, "rec.rank0.json"), path(dir, "rec.rank1.json"), "-o",
+               path(dir, "files.json")});
+  BOOST_TEST_REQUIRE(from_files.code == 0);
+  const auto from_dir = run_cli({"merge", dir.path().string(), "-o", path(dir, "dir.json")});
+  BOOST_TEST_REQUIRE(from_dir.code == 0);
+  dir.write("list", path(dir, "rec.rank0.json") + "\n\n" + path(dir, "rec.rank1.json") + "\n");
+  const auto from_list = run_cli({"merge", "@" + path(dir, "list"), "-o", path(dir, "list.json")});
+  BOOST_TEST_REQUIRE(from_list.code == 0);
+  BOOST_TEST(read_file(path(dir, "dir.json")) == read_file(path(dir, "files.json")));
+  BOOST_TEST(read_file(path(dir, "list.json")) == read_file(path(dir, "files.json")));
+  const auto missing = run_cli({"merge", "@" + path(dir, "no-such-list"), "-o", path(dir, "x.json")});
+  BOOST_TEST(missing.code == 2);
+  BOOST_TEST(missing.err.find("no-such-list") != std::string::npos);
+  TempDir empty;
+  const auto nothing = run_cli({"merge", empty.path().string(), "-o", path(dir, "y.json")});
+  BOOST_TEST(nothing.code == 2);
+  BOOST_TEST(nothing.err.find("a directory with no record files") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_table_is_never_written_under_another_archs_name) {
+  TempDir dir;
+  write_records(dir);  // sm90 records
+  const auto wrong = run_cli({"merge", dir.path().string(), "-o", path(dir, "host.json")});
+  BOOST_TEST(wrong.code == 2);
+  BOOST_TEST(wrong.err.find("the table is for sm90, but the search reads a file of this name as "
+                            "host's table") != std::string::npos);
+  BOOST_TEST(!std::filesystem::exists(dir.path() / "host.json"));
+  const auto convert = run_cli({"table", "convert", kTable, path(dir, "sm100.tlb")});
+  BOOST_TEST(convert.code == 2);
+  BOOST_TEST(run_cli({"merge", dir.path().string(), "-o", path(dir, "any-name.json")}).code == 0);
+  BOOST_TEST(run_cli({"merge", dir.path().string(), "-o", path(dir, "sm90.tlb")}).code == 0);
+}
+
+BOOST_AUTO_TEST_CASE(repeated_block_flags_add_up_in_policy_as_in_choose) {
+  const auto out = run_cli({"policy", "--block", "BLOCK_M=64", "--block", "BLOCK_N=32", "--json"});
+  BOOST_TEST_REQUIRE(out.code == 0);
+  BOOST_TEST(nlohmann::json::parse(out.out)["block_sizes"] ==
+             nlohmann::json::parse(R"({"BLOCK_M": 64, "BLOCK_N": 32})"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

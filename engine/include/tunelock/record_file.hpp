@@ -72,6 +72,14 @@ RankFileName parse_rank_file_name(std::string_view name);
 // skip it rather than read it as a record.
 bool is_timings_sidecar_name(std::string_view name);
 
+// The record files a command line names: each argument a file, a directory
+// (every `<run>.rank<N>.json` record in it, sidecars left out) or
+// `@LISTFILE` (one path per line; blank lines skipped), so a merge of
+// 100,000 ranks never meets the shell's argument limit. Sorted within a
+// directory; otherwise in the order given. Throws Error naming a missing
+// list file or a directory without records.
+std::vector<std::filesystem::path> expand_record_arguments(const std::vector<std::string>& args);
+
 // `{arch: {qualified: {key: config}}}`. Throws Error naming origin and path.
 RecordFile record_from_json(std::string_view text, const std::string& origin);
 

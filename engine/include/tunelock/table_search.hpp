@@ -30,6 +30,13 @@ std::unique_ptr<Table> table_from_bytes(std::string bytes, const std::string& or
 // table_from_bytes of the file at `path`.
 std::unique_ptr<Table> load_table_file(const std::filesystem::path& path);
 
+// Writes `table` to `path` atomically, in the form its name says (`.tlb`
+// binary, anything else JSON): the one writer of table files, beside the
+// reader. A file named like an architecture's table (`sm90.json`,
+// `host.tlb`), which the search would find for that arch, must hold that
+// arch: another is refused here, at write, not at the next load.
+void write_table_file(const Table& table, const std::filesystem::path& path);
+
 // The arch's table along `search_path`, or null when there is none. Each
 // entry is a directory (searched with table_file_in) or a table file named
 // directly. A table never applies to another architecture: a file named
