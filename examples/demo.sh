@@ -40,7 +40,7 @@ summary() { grep -E '(rank [0-9]/|choices:|checksum)' | sed -E 's/^\[rank ([0-9]
 
 echo
 echo "== tunelock-demo, record mode on 4 ranks: each rank times every candidate =="
-TUNELOCK_RECORD="$work/rec/run" "$tunelock" launch -n 4 -- "$demo" | summary
+TUNELOCK_RECORD="$work/rec/run" "$tunelock" launch -n 4 -- "$demo" --manifest "$work/candidates.json" | summary
 echo "-- tunelock report: where the ranks' timed winners disagreed (clock noise)"
 "$tunelock" report "$work"/rec/run.rank*.json | sed 's/^/    /'
 echo "-- tunelock merge: one table, a pure function of the record files"

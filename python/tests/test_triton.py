@@ -167,3 +167,18 @@ def test_restore_value_puts_an_in_place_output_back_after_timing(tmp_path):
     expected = Tensor([5.0])
     tuner.fn.fn(Tensor(values), expected, N, tuner.best_config.kwargs["BLOCK"])
     assert out.values[0] == expected.values[0]  # timing runs left no trace
+
+
+def test_write_manifest_lists_the_autotuners_called_in_the_engines_form(tmp_path):
+    tt.install(mode="pinned")
+    tuner, _, _ = make_autotuner()
+    run_once(tuner)
+    assert tt.write_manifest(tmp_path / "candidates.json") == 1
+    manifest = json.loads((tmp_path / "candidates.json").read_text())
+    entry = manifest["kernels"]["demo.kernels.row_sum"]
+    assert entry["key"] == ["n"] and len(entry["configs"]) == len(BLOCKS)
+    # The engine reads it as any manifest: the offline decision matches the run's.
+    choice = tunelock.choose("demo.kernels.row_sum", "n=4096|torch.float32|torch.float32",
+                             candidates_file=str(tmp_path / "candidates.json"), arch="sm90")
+    assert choice.signature == tunelock.choice_log()[
+        "unknown|demo.kernels.row_sum|n=4096|torch.float32|torch.float32"].rsplit(";", 1)[0]

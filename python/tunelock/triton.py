@@ -72,6 +72,7 @@ def install(policy=None, **fields):
         _policy = installed.as_dict()
         _generation += 1
         _enumerated.clear()
+        _seen.clear()
         _describe_device()
         autotuner = autotuner_class()
         if autotuner is None or _original_run is not None:
@@ -173,7 +174,28 @@ def _state(autotuner):
     state = autotuner.__dict__.get("_tunelock_state")
     if state is None or state.generation != _generation:
         state = autotuner._tunelock_state = _TunerState(autotuner)
+        _seen[state.qualified] = autotuner
     return state
+
+
+_seen = {}  # qualified name -> the autotuner last seen under it (for write_manifest)
+
+
+def write_manifest(path):
+    """Writes the candidate manifest of every autotuned kernel this process
+    has called since install(): {"kernels": {qualified: {"key": [...],
+    "configs": [config, ...]}}}, the form `tunelock choose --candidates`,
+    `tunelock preview`, `table validate` and the page read. Atomic."""
+    import json
+    import os
+    kernels = {name: {"key": list(tuner.keys), "configs": [config_data(c) for c in tuner.configs]}
+               for name, tuner in sorted(_seen.items())}
+    temp = f"{path}.tmp.{os.getpid()}"
+    with open(temp, "w") as f:
+        json.dump({"kernels": kernels}, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(temp, path)
+    return len(kernels)
 
 
 def _enumerate(state, count, what):
