@@ -52,11 +52,18 @@ ip -n "$c" route add 10.231.1.0/24 via 10.231.2.1
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# run_ranks SCENARIO: ranks 0,1 in a, 2 in b, 3 in c; results in $work/out.N
+# run_ranks SCENARIO [torchrun]: ranks 0,1 in a, 2 in b, 3 in c; results in
+# $work/out.N. With "torchrun", only what torchrun sets on each node
+# (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID): tunelock
+# meets at MASTER_PORT + 1, as it does under torchrun, srun or mpirun.
 run_ranks() {
   local port=$((20000 + RANDOM % 20000))
   local env=(env RANK= WORLD_SIZE=4 TUNELOCK_MASTER_ADDR=10.231.1.1 TUNELOCK_MASTER_PORT=$port
              TUNELOCK_JOB_TOKEN="$suffix" TUNELOCK_VERIFY_TIMEOUT=30 UCX_TLS=tcp,self)
+  if [[ ${2:-} == torchrun ]]; then
+    env=(env RANK= WORLD_SIZE=4 MASTER_ADDR=10.231.1.1 MASTER_PORT=$((port - 1))
+         TORCHELASTIC_RUN_ID="$suffix" TUNELOCK_VERIFY_TIMEOUT=30 UCX_TLS=tcp,self)
+  fi
   local placement=("$a" "$a" "$b" "$c") pids=()
   for r in 0 1 2 3; do
     env[1]="RANK=$r"
@@ -72,11 +79,16 @@ for r in 0 1 2 3; do
   grep -q "rank $r: agreed, 40 then 0 entries compared" "$work/out.$r" ||
     fail "agree across namespaces, rank $r: $(cat "$work/out.$r")"
 done
+run_ranks agree torchrun
+for r in 0 1 2 3; do
+  grep -q "rank $r: agreed, 40 then 0 entries compared" "$work/out.$r" ||
+    fail "agree with torchrun's variables only, rank $r: $(cat "$work/out.$r")"
+done
 run_ranks conflict
 for r in 0 1 2 3; do
   grep -q "^rank $r: DIFFER 1 conflict(s)" "$work/out.$r" &&
     grep -q "^  host|t.ops.mm|M=1: 'BLOCK_M=128;warps=8;stages=3;pinned' on ranks 0,2,3; 'BLOCK_M=64;warps=4;stages=3;pinned' on rank 1$" \
       "$work/out.$r" || fail "conflict across namespaces, rank $r: $(cat "$work/out.$r")"
 done
-((failures == 0)) && echo "ok: 4 ranks in 3 network namespaces agree and report conflicts over UCX/TCP"
+((failures == 0)) && echo "ok: 4 ranks in 3 network namespaces agree (with tunelock's rendezvous variables or torchrun's alone) and report conflicts over UCX/TCP"
 exit $failures
