@@ -56,11 +56,20 @@ int main(int argc, char** argv) {
     write_file_atomically(out / "table_binary" / entry.path().filename().replace_extension(".tlb"),
                           table_to_binary(*table));
   }
+  {  // the numerics members: a kernel's flagged configs, an entry's equivalents
+    auto table = table_from_json(R"({"arch": "sm90", "kernels": {"pkg.mv": {"K=1|f32": {
+      "kwargs": {"BLOCK_K": 64, "SPLIT": 1}, "num_warps": 4, "num_stages": 1,
+      "equivalent": [{"kwargs": {"BLOCK_K": 64, "SPLIT": 1}, "num_warps": 8, "num_stages": 1}]}}},
+      "nondeterministic": {"pkg.mv": ["BLOCK_K=64,SPLIT=4;warps=2;stages=1"]}})",
+                                 "seed");
+    write_file_atomically(out / "table_binary" / "numerics.tlb", table_to_binary(*table));
+    write_file_atomically(out / "table_json" / "numerics.json", table_to_json(*table));
+  }
   RecordFile record;
   add_timings_from_json(record, R"({"format_version": 1, "rank": 0,
     "device": {"device_name": "NVIDIA H200", "sm_count": 132},
     "timings": {"sm90": {"demo.ops.softmax": {"N=1|f32": [
-      {"signature": "BLOCK_SIZE=1024;warps=8;stages=2", "median_ms": 0.25},
+      {"signature": "BLOCK_SIZE=1024;warps=8;stages=2", "median_ms": 0.25, "class": 0},
       {"signature": "BLOCK_SIZE=512;warps=4;stages=2", "median_ms": null,
        "nondeterministic": true}]}}}})",
                         "seed");
