@@ -84,7 +84,7 @@ Command add_policy_command(CLI::App& app) {
         flags->pairs.emplace_back("block_sizes", joined);
       },
       "Block-size override NAME=INT (repeatable, or BLOCK_M=64,BLOCK_N=32)");
-  value_flag("--verify", "verify_every", "Verify every N iterations (0 = off)");
+  value_flag("--verify-every,--verify", "verify_every", "Verify every N iterations (0 = off)");
   value_flag("--verify-timeout", "verify_timeout_s", "Seconds to wait for peers");
   bool_flag("--verify-strict", "verify_strict", "Raise on every rank on conflict");
   bool_flag("--enumerate", "enumerate", "Report each family once");

@@ -118,6 +118,8 @@ struct Field {
   std::string_view key;
   std::string_view env;  // after TUNELOCK_ / MCORE_AUTOTUNE_; empty = no variable
   void (*apply)(Policy&, std::string_view value, const std::string& origin);
+  // An older name of the variable, still read (the primary name wins).
+  std::string_view env_alias = {};
 };
 
 constexpr std::array<Field, 16> kFields{{
@@ -137,10 +139,9 @@ constexpr std::array<Field, 16> kFields{{
      [](Policy& p, std::string_view v, const std::string& o) {
        p.block_sizes = parse_block_sizes(v, o);
      }},
-    {"verify_every", "VERIFY",
-     [](Policy& p, std::string_view v, const std::string& o) {
-       p.verify_every = parse_count(v, o);
-     }},
+    {"verify_every", "VERIFY_EVERY",
+     [](Policy& p, std::string_view v, const std::string& o) { p.verify_every = parse_count(v, o); },
+     "VERIFY"},
     {"verify_strict", "VERIFY_STRICT",
      [](Policy& p, std::string_view v, const std::string& o) {
        p.verify_strict = parse_bool(v, o);
@@ -186,8 +187,9 @@ bool is_known_suffix(std::string_view suffix) {
   if (std::any_of(std::begin(env_names::kAll), std::end(env_names::kAll),
                   [&](std::string_view name) { return name.substr(9) == suffix; }))
     return true;  // 9: strlen("TUNELOCK_")
-  return std::any_of(kFields.begin(), kFields.end(),
-                     [&](const Field& f) { return !f.env.empty() && f.env == suffix; });
+  return std::any_of(kFields.begin(), kFields.end(), [&](const Field& f) {
+    return (!f.env.empty() && f.env == suffix) || (!f.env_alias.empty() && f.env_alias == suffix);
+  });
 }
 
 void reject_unknown_variables(const Environment& env) {
@@ -272,11 +274,15 @@ Policy policy_from_environment(const Environment& env) {
   Policy policy;
   for (const Field& field : kFields) {
     if (field.env.empty()) continue;
+    bool applied = false;
     for (std::string_view prefix : {kPrefix, kMegatronPrefix}) {
-      const std::string name = std::string(prefix) + std::string(field.env);
-      if (const std::string* value = lookup(env, name)) {
-        field.apply(policy, *value, name);
-        break;
+      for (std::string_view suffix : {field.env, field.env_alias}) {
+        if (applied || suffix.empty()) continue;
+        const std::string name = std::string(prefix) + std::string(suffix);
+        if (const std::string* value = lookup(env, name)) {
+          field.apply(policy, *value, name);
+          applied = true;
+        }
       }
     }
   }

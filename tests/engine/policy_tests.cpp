@@ -294,3 +294,23 @@ BOOST_AUTO_TEST_CASE(invalid_values_name_the_key) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(policy_names)
+
+// One spelling per setting: TUNELOCK_VERIFY_EVERY names the verify_every
+// field; the older TUNELOCK_VERIFY (and Megatron's MCORE_AUTOTUNE_VERIFY)
+// are still read, the primary name winning.
+BOOST_AUTO_TEST_CASE(the_verify_cadence_has_one_name_and_its_older_ones_still_work) {
+  BOOST_TEST(policy_from_environment({{"TUNELOCK_VERIFY_EVERY", "4"}}).verify_every == 4);
+  BOOST_TEST(policy_from_environment({{"TUNELOCK_VERIFY", "3"}}).verify_every == 3);
+  BOOST_TEST(policy_from_environment({{"MCORE_AUTOTUNE_VERIFY", "5"}}).verify_every == 5);
+  BOOST_TEST(policy_from_environment({{"TUNELOCK_VERIFY_EVERY", "4"}, {"TUNELOCK_VERIFY", "3"}})
+                 .verify_every == 4);
+  BOOST_TEST(policy_from_environment({{"TUNELOCK_VERIFY", "3"}, {"MCORE_AUTOTUNE_VERIFY_EVERY", "5"}})
+                 .verify_every == 3);
+  BOOST_TEST(error_of([] {
+               policy_from_environment({{"TUNELOCK_VERIFY_EVERY", "x"}});
+             }).starts_with("TUNELOCK_VERIFY_EVERY: invalid value 'x'"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
