@@ -114,15 +114,16 @@ racy_row_sum.runs = 0
 RACY_MS = {(64, 1): 0.50, (128, 0): 0.90, (256, 0): 1.00}  # the atomic config is fastest
 
 
-class RacyBench:
-    def __init__(self, kernel):
-        self.kernel, self.calls = kernel, 0
+class TableBench:
+    """do_bench reading each launch's time from a table: `ms_of(launch)`."""
+
+    def __init__(self, kernel, ms_of):
+        self.kernel, self.ms_of, self.calls = kernel, ms_of, 0
 
     def __call__(self, kernel_call, quantiles):
         self.calls += 1
         kernel_call()
-        launch = self.kernel.launches[-1]
-        ms = RACY_MS[(launch["BLOCK"], launch["ATOMIC"])]
+        ms = self.ms_of(self.kernel.launches[-1])
         return [ms, ms, ms]
 
 
@@ -136,7 +137,7 @@ def racy_configs():
 def make_racy_autotuner():
     kernel = JITKernel(racy_row_sum)
     kernel.fn.__module__ = "demo.kernels"
-    bench = RacyBench(kernel)
+    bench = TableBench(kernel, lambda launch: RACY_MS[(launch["BLOCK"], launch["ATOMIC"])])
     tuner = triton.Autotuner(kernel, ["x", "out", "n"], racy_configs(), ["n"], ["out"], None,
                              do_bench=bench)
     return tuner, kernel, bench
@@ -147,22 +148,10 @@ def make_racy_autotuner():
 EQUIVALENT_MS = {(64, 1): 1.00, (64, 2): 0.40, (128, 4): 0.90, (256, 4): 0.95}
 
 
-class WarpsBench:
-    def __init__(self, kernel):
-        self.kernel, self.calls = kernel, 0
-
-    def __call__(self, kernel_call, quantiles):
-        self.calls += 1
-        kernel_call()
-        launch = self.kernel.launches[-1]
-        ms = EQUIVALENT_MS[(launch["BLOCK"], launch["num_warps"])]
-        return [ms, ms, ms]
-
-
 def make_warps_autotuner():
     kernel = JITKernel(row_sum)
     kernel.fn.__module__ = "demo.kernels"
-    bench = WarpsBench(kernel)
+    bench = TableBench(kernel, lambda launch: EQUIVALENT_MS[(launch["BLOCK"], launch["num_warps"])])
     configs = [triton.Config({"BLOCK": block}, num_warps=warps, num_stages=2)
                for block, warps in EQUIVALENT_MS]
     tuner = triton.Autotuner(kernel, ["x", "out", "n"], configs, ["n"], ["out"], None,

@@ -245,16 +245,22 @@ def _run_unpinned(self, state, args, kwargs):
     return _run_timed(self, state, key, args, kwargs)
 
 
+def _pruned(autotuner, args, kwargs):
+    """The configs Triton would benchmark for this call (its pruning hooks see
+    the call's named arguments, as in Triton's run)."""
+    autotuner.nargs = dict(zip(autotuner.arg_names, args))
+    try:
+        return autotuner.prune_configs(kwargs)
+    finally:
+        autotuner.nargs = None
+
+
 def _choose_pinned(autotuner, state, key, args, kwargs):
     with _lock:
         if key in state.chosen:
             return state.chosen[key]
         _enumerate(state, len(autotuner.configs), "PINNED")
-        autotuner.nargs = dict(zip(autotuner.arg_names, args))
-        try:
-            candidates = autotuner.prune_configs(kwargs)
-        finally:
-            autotuner.nargs = None
+        candidates = _pruned(autotuner, args, kwargs)
         text_key = tuning_key(autotuner, args, kwargs)
         choice = engine.pinned_choice(arch_tag(), state.module, state.name, text_key,
                                       [config_data(c) for c in candidates])
@@ -365,11 +371,7 @@ def _audit(autotuner, state, key, args, kwargs):
     per key."""
     if capturing():
         return None
-    autotuner.nargs = dict(zip(autotuner.arg_names, args))
-    try:
-        candidates = autotuner.prune_configs(kwargs)
-    finally:
-        autotuner.nargs = None
+    candidates = _pruned(autotuner, args, kwargs)
     inputs = IdenticalInputs(autotuner, args, kwargs)
     flagged, outputs = set(), {}
     try:

@@ -20,13 +20,14 @@ import hashlib
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 import torch
 import triton
 import triton.language as tl
+
+from processes import fresh_process
 
 SHAPES = [(64, 65536), (128, 32768), (256, 16384), (32, 131072)]
 UNSEEN = (96, 49152)
@@ -93,14 +94,7 @@ def one_process(fields, shapes):
 
 
 def spawn(fields, shapes=SHAPES, env=None):
-    code = (f"import sys; sys.path[:0] = {sys.path!r}; import triton_atomic_checks as c; "
-            f"c.one_process({fields!r}, {shapes!r})")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=os.path.dirname(os.path.abspath(__file__)),
-                         env={**os.environ, **(env or {})})
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr[-3000:])
-    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+    return fresh_process("triton_atomic_checks", "one_process", fields, shapes, env=env)
 
 
 def table(runs, label):

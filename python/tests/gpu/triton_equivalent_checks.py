@@ -19,13 +19,15 @@ import hashlib
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 import torch
 import triton
 import triton.language as tl
+
+import triton_gpu_checks
+from processes import fresh_process
 
 M = N = K = 8192
 ROWS, COLS = 8192, 8192
@@ -64,16 +66,10 @@ def softmax(x_ptr, y_ptr, cols, BLOCK: tl.constexpr):
     tl.store(y_ptr + row * cols + offs, e / tl.sum(e, 0), mask=offs < cols)
 
 
-@triton.autotune(configs=[triton.Config({"BLOCK": b}, num_warps=w, num_stages=1)
-                          for b in (256, 1024) for w in (2, 4, 8)], key=["cols"])
-@triton.jit
-def row_sum(x_ptr, out_ptr, cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    acc = tl.zeros([BLOCK], tl.float32)
-    for start in range(0, cols, BLOCK):
-        offs = start + tl.arange(0, BLOCK)
-        acc += tl.load(x_ptr + row * cols + offs, mask=offs < cols, other=0.0)
-    tl.store(out_ptr + row, tl.sum(acc, 0))
+# The row sum of triton_gpu_checks, with num_warps among its configs too.
+row_sum = triton.autotune(configs=[triton.Config({"BLOCK": b}, num_warps=w, num_stages=1)
+                                   for b in (256, 1024) for w in (2, 4, 8)],
+                          key=["cols"])(triton_gpu_checks.row_sum.fn)
 
 
 def inputs():
@@ -113,14 +109,7 @@ def one_process(fields, measure):
 
 
 def spawn(fields, measure=False, env=None):
-    code = (f"import sys; sys.path[:0] = {sys.path!r}; import triton_equivalent_checks as c; "
-            f"c.one_process({fields!r}, {measure!r})")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=os.path.dirname(os.path.abspath(__file__)),
-                         env={**os.environ, **(env or {})})
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr[-3000:])
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return fresh_process("triton_equivalent_checks", "one_process", fields, measure, env=env)[0]
 
 
 def write_slowest_of_each_class(table, sidecar_path, out_path):

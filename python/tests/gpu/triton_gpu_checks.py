@@ -24,6 +24,8 @@ import torch
 import triton
 import triton.language as tl
 
+from processes import fresh_process
+
 SHAPES = [(512, 1000), (256, 4096), (128, 10000), (64, 30000), (32, 65536)]
 BLOCKS = (128, 256, 512, 1024)
 
@@ -67,14 +69,7 @@ def one_process(mode_fields):
 
 
 def spawn(fields, extra_env=None):
-    code = (f"import sys; sys.path[:0] = {sys.path!r}; import triton_gpu_checks as c; "
-            f"c.one_process({fields!r})")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=os.path.dirname(os.path.abspath(__file__)),
-                         env={**os.environ, **(extra_env or {})})
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr[-3000:])
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return fresh_process("triton_gpu_checks", "one_process", fields, env=extra_env)[0]
 
 
 def fresh_processes(count=8):
