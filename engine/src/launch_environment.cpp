@@ -31,7 +31,17 @@ RankInfo rank_from_environment(const Environment& env) {
                                                    {"SLURM_PROCID", "SLURM_NTASKS"}}};
   for (const Source& source : kSources) {
     auto rank = env.find(source.rank);
-    if (rank == env.end() || rank->second.empty()) continue;
+    if (rank == env.end() || rank->second.empty()) {
+      // A world of several ranks with no rank given: every process would
+      // run as rank 0, write the same files and "agree" with itself.
+      auto size = env.find(source.size);
+      if (size != env.end() && !size->second.empty() &&
+          parse_number(source.size, size->second, 1) > 1) {
+        throw Error(std::string(source.size) + "=" + size->second + " is set but " + source.rank +
+                    " is not; set both so each process knows which rank it is");
+      }
+      continue;
+    }
     RankInfo info;
     info.source = source.rank;
     info.rank = parse_number(source.rank, rank->second, 0);
