@@ -60,11 +60,17 @@ int parse_count(std::string_view raw, const std::string& origin) {
 }
 
 double parse_seconds(std::string_view raw, const std::string& origin) {
-  constexpr std::string_view allowed = "a positive number of seconds";
+  constexpr std::string_view allowed = "a positive number of seconds, decimal, 0.001 to 1e9";
   const std::string value = trim(raw);
+  // Decimal only: strtod would also take hex ("0x10") and "inf"/"nan".
+  const bool decimal = std::all_of(value.begin(), value.end(), [](unsigned char c) {
+    return std::isdigit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+  });
   char* end = nullptr;
   const double out = std::strtod(value.c_str(), &end);
-  if (value.empty() || end != value.c_str() + value.size() || !(out > 0) || out > 1e9)
+  // Below a millisecond the deadline would round to 0 ms: no wait at all.
+  if (value.empty() || !decimal || end != value.c_str() + value.size() || !(out >= 0.001) ||
+      out > 1e9)
     invalid(origin, raw, allowed);
   return out;
 }

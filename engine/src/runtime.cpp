@@ -266,7 +266,13 @@ void flush_at_exit() {
 }  // namespace
 
 std::filesystem::path choice_log_prefix_from_environment() {
-  return env_value(process_environment(), env_names::kChoiceLog);
+  const std::string prefix = env_value(process_environment(), env_names::kChoiceLog);
+  if (prefix.ends_with('/')) {  // as for TUNELOCK_RECORD: a prefix, never a folder
+    throw Error(std::string(env_names::kChoiceLog) + "='" + prefix +
+                "' ends in '/': it is a file prefix (<prefix>.rank<N>.json), not a folder; "
+                "e.g. '" + prefix + "choices'");
+  }
+  return prefix;
 }
 
 Runtime& process_runtime() {
@@ -284,6 +290,7 @@ Runtime& process_runtime() {
 Policy install_from_environment() {
   const Environment env = process_environment();
   Policy policy = policy_from_environment(env);
+  choice_log_prefix_from_environment();  // a bad prefix fails now, not at exit
   process_runtime().install(policy);
   warn_if_mamba_env_ignored(env, policy, process_notices());
   return policy;

@@ -62,6 +62,27 @@ PY
 expect 2 "flip.tlb: binary table fails its checksum" "a flipped bit in a .tlb is refused" -- \
   "$tunelock" table show flip.tlb
 
+# A choice-log prefix ending in '/' names a folder, not a prefix: refused at
+# start, naming the variable, before a hidden '.rank0.json' is written.
+mkdir -p logdir
+TUNELOCK_CHOICE_LOG=logdir/ timeout 60 "$demo" >/dev/null 2>err.txt; code=$?
+if ((code == 0 || code >= 128)) || ! grep -q "TUNELOCK_CHOICE_LOG='logdir/' ends in '/'" err.txt; then
+  fail "choice log prefix ending in '/': exit $code (stderr: $(head -c 300 err.txt))"
+elif [[ -e logdir/.rank0.json ]]; then
+  fail "choice log prefix ending in '/': a hidden logdir/.rank0.json was written"
+else
+  echo "ok: a choice-log prefix ending in '/' is refused with exit $code"
+fi
+
+# MASTER_PORT=65535: tunelock's rendezvous would be MASTER_PORT + 1. Said so.
+MASTER_ADDR=127.0.0.1 MASTER_PORT=65535 RANK=0 WORLD_SIZE=2 TUNELOCK_MODE=pinned TUNELOCK_VERIFY_EVERY=1 \
+  timeout 60 "$demo" >/dev/null 2>err.txt; code=$?
+if ((code == 0 || code >= 128)) || ! grep -q "MASTER_PORT=65535: tunelock's rendezvous uses MASTER_PORT + 1" err.txt; then
+  fail "MASTER_PORT=65535: exit $code (stderr: $(head -c 300 err.txt))"
+else
+  echo "ok: MASTER_PORT=65535 is refused saying why (exit $code)"
+fi
+
 # The trainer's exit-time writer cannot write its choice log: a clear error
 # and a failing status, not a crash and not 0.
 TUNELOCK_CHOICE_LOG=/proc/tunelock/log timeout 60 "$demo" >/dev/null 2>err.txt; code=$?

@@ -295,6 +295,23 @@ BOOST_AUTO_TEST_CASE(invalid_values_name_the_key) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+BOOST_AUTO_TEST_SUITE(policy_values)
+
+// The verify timeout is a decimal number of seconds a deadline can hold:
+// hex, inf/nan and values that round to a 0 ms deadline are refused.
+BOOST_AUTO_TEST_CASE(the_timeout_is_decimal_seconds_of_at_least_a_millisecond) {
+  BOOST_TEST(policy_from_environment({{"TUNELOCK_VERIFY_TIMEOUT", "0.5"}}).verify_timeout_s == 0.5);
+  BOOST_TEST(policy_from_environment({{"TUNELOCK_VERIFY_TIMEOUT", "1e3"}}).verify_timeout_s == 1000);
+  for (const char* bad : {"0x10", "1e-300", "0.0001", "inf", "nan", "-5", "0"}) {
+    BOOST_TEST_INFO(bad);
+    BOOST_TEST(error_of([&] {
+                 policy_from_environment({{"TUNELOCK_VERIFY_TIMEOUT", bad}});
+               }).find("TUNELOCK_VERIFY_TIMEOUT: invalid value") == 0u);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
 BOOST_AUTO_TEST_SUITE(policy_names)
 
 // One spelling per setting: TUNELOCK_VERIFY_EVERY names the verify_every
