@@ -2,10 +2,12 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "tunelock/log.hpp"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
+    tunelock::logger();  // reads TUNELOCK_LOG_LEVEL now: a bad value is said even if nothing logs
     return tunelock::cli::run(args, std::cout, std::cerr, tunelock::process_environment());
   } catch (const std::exception& e) {
     std::cerr << "tunelock: internal error: " << e.what() << "\n";

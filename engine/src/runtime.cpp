@@ -277,6 +277,7 @@ std::filesystem::path choice_log_prefix_from_environment() {
 
 Runtime& process_runtime() {
   static Runtime* runtime = [] {
+    logger();  // reads TUNELOCK_LOG_LEVEL now: a bad value is said even if nothing else logs
     // Leaked on purpose: it must outlive every static that may still choose
     // during shutdown, and the atexit hook uses it.
     auto* instance =
