@@ -36,8 +36,7 @@ int merge(const RecordOptions& options, Streams& streams) {
   write_table(*result.table, options.output);
   // Keys reported only for their equivalent configs are not disagreements.
   const auto disagreed =
-      std::count_if(result.disagreements.begin(), result.disagreements.end(),
-                    [](const KeyVerdict& v) { return v.votes.size() > 1 || !v.nondeterministic.empty(); });
+      std::count_if(result.disagreements.begin(), result.disagreements.end(), is_disagreement);
   streams.out << "wrote " << options.output << ": " << result.table->arch() << ", "
               << result.table->entry_count() << " entries from " << records.size()
               << " record file(s); " << disagreed

@@ -30,10 +30,9 @@ void require_distinct(const std::vector<RecordFile>& records) {
   }
 }
 
-// What a report names: split votes, flagged candidates, equivalent configs.
+// What a report names: disagreements, and keys with equivalent configs.
 bool reported(const KeyVerdict& verdict) {
-  return verdict.votes.size() > 1 || !verdict.nondeterministic.empty() ||
-         !verdict.equivalent.empty();
+  return is_disagreement(verdict) || !verdict.equivalent.empty();
 }
 
 // Per key, every config some rank's audit flagged as nondeterministic.
@@ -46,14 +45,13 @@ std::map<RecordKey, std::set<std::string>> flagged_configs(const std::vector<Rec
   return out;
 }
 
-// Every config flagged on any key of `key`'s kernel and arch: the table's
-// nondeterministic list for it, which an equivalent must never be in.
-std::set<std::string> kernel_flags(const std::map<RecordKey, std::set<std::string>>& flagged,
-                                   const RecordKey& key) {
-  std::set<std::string> out;
-  for (const auto& [other, signatures] : flagged)
-    if (other.arch == key.arch && other.kernel == key.kernel)
-      out.insert(signatures.begin(), signatures.end());
+// Per (arch, kernel), every config flagged on any of its keys: the table's
+// nondeterministic list, never a winner nor an equivalent on any key.
+using KernelFlags = std::map<std::pair<std::string, std::string>, std::set<std::string>>;
+KernelFlags flags_by_kernel(const std::map<RecordKey, std::set<std::string>>& flagged) {
+  KernelFlags out;
+  for (const auto& [key, signatures] : flagged)
+    out[{key.arch, key.kernel}].insert(signatures.begin(), signatures.end());
   return out;
 }
 
@@ -85,6 +83,10 @@ std::vector<std::string> equivalent_to(const std::vector<RecordFile>& records, c
 
 }  // namespace
 
+bool is_disagreement(const KeyVerdict& verdict) {
+  return verdict.votes.size() > 1 || !verdict.nondeterministic.empty();
+}
+
 double aggregated_ms(const Vote& vote) {
   if (vote.timings_ms.empty()) return kNoTiming;
   return median_of_sorted(vote.timings_ms);  // kept sorted: the median is order-free
@@ -107,6 +109,8 @@ std::string_view to_string(DecidedBy decided_by) {
 std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
   require_distinct(records);
   const auto flagged = flagged_configs(records);
+  const KernelFlags by_kernel = flags_by_kernel(flagged);
+  const std::set<std::string> none;
   std::map<RecordKey, std::map<std::string, Vote>> votes;
   for (const RecordFile& record : records) {
     for (const auto& [key, config] : record.winners) {
@@ -135,7 +139,9 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
       verdict.nondeterministic.assign(flags->second.begin(), flags->second.end());
     // A config flagged on any key of the kernel never wins: the table lists
     // it as nondeterministic for every key.
-    const std::set<std::string> never = kernel_flags(flagged, key);
+    const auto kernel_flagged = by_kernel.find({key.arch, key.kernel});
+    const std::set<std::string>& never =
+        kernel_flagged == by_kernel.end() ? none : kernel_flagged->second;
     std::map<std::string, std::string> text;  // signature -> Megatron's tie-break text
     for (auto& [sig, vote] : by_signature) {
       if (never.count(sig)) continue;  // never pinned
@@ -227,9 +233,9 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
   // What the audits learned reaches keys no rank recorded: per kernel, every
   // config flagged on any key by any rank, for the fallback rules to skip.
   NondeterministicConfigs flagged;
-  for (const auto& [key, signatures] : flagged_configs(records))
-    if (key.arch == chosen)
-      flagged[key.kernel].insert(flagged[key.kernel].end(), signatures.begin(), signatures.end());
+  for (const auto& [arch_kernel, signatures] : flags_by_kernel(flagged_configs(records)))
+    if (arch_kernel.first == chosen)
+      flagged[arch_kernel.second].assign(signatures.begin(), signatures.end());
   result.table->set_nondeterministic(std::move(flagged));
   return result;
 }

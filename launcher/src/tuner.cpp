@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <initializer_list>
 
 #include "tunelock/error.hpp"
 #include "tunelock/log.hpp"
@@ -10,20 +11,30 @@
 namespace tunelock::launcher {
 namespace {
 
-// Every protected buffer as it was before tuning; with `outputs`, the
-// buffers only the bits checks read too, so each check run starts from the
-// call's own inputs.
+// Buffers as they were when saved; put_back restores them. One type for
+// every "as before" the tuner needs: the protected outputs around timing,
+// every audited buffer around a bits check, the inputs around a second input.
 struct Snapshot {
   std::vector<std::pair<BufferRef, std::vector<std::byte>>> saved;
 
-  Snapshot(Backend& backend, const CallSite& site, bool outputs = false) {
-    for (const auto* list : {&site.reset_to_zero, &site.restore})
+  Snapshot(Backend& backend, std::initializer_list<const std::vector<NamedBuffer>*> lists) {
+    for (const auto* list : lists)
       for (const NamedBuffer& b : *list) saved.emplace_back(b.buffer, backend.save(b.buffer));
-    if (outputs)
-      for (const NamedBuffer& b : site.outputs) saved.emplace_back(b.buffer, backend.save(b.buffer));
   }
   void put_back(Backend& backend) const {
     for (const auto& [buffer, bytes] : saved) backend.restore(buffer, bytes);
+  }
+  // Runs `body`, then puts the buffers back, also when it throws.
+  template <typename Body>
+  auto around(Backend& backend, Body&& body) const {
+    try {
+      auto result = body();
+      put_back(backend);
+      return result;
+    } catch (...) {
+      put_back(backend);
+      throw;
+    }
   }
 };
 
@@ -56,11 +67,6 @@ std::optional<Bits> repeated_bits(Backend& backend, const CallSite& site, std::s
   return first;
 }
 
-bool differs_from_itself(Backend& backend, const CallSite& site, std::size_t i,
-                         const std::function<void()>& before) {
-  return !repeated_bits(backend, site, i, before);
-}
-
 // Numbers candidates by their bits: the same number, the same outputs on
 // every input compared. `bits[i]` empty: not classed.
 std::vector<std::optional<int>> number_classes(const std::vector<std::optional<Bits>>& bits) {
@@ -81,23 +87,16 @@ void add_second_input(Backend& backend, const CallSite& site,
                       const std::function<void()>& before,
                       std::vector<std::optional<Bits>>& bits) {
   if (!site.second_input) return;
-  std::vector<std::pair<BufferRef, std::vector<std::byte>>> saved;
-  for (const NamedBuffer& b : site.inputs) saved.emplace_back(b.buffer, backend.save(b.buffer));
-  auto put_back = [&] {
-    for (const auto& [buffer, bytes] : saved) backend.restore(buffer, bytes);
-  };
-  try {
+  const Snapshot inputs(backend, {&site.inputs});
+  inputs.around(backend, [&] {
     site.second_input();
     for (std::size_t i = 0; i < bits.size(); ++i) {
       if (!bits[i]) continue;
       Bits second = run_and_save(backend, site, i, before);
       bits[i]->insert(bits[i]->end(), second.begin(), second.end());
     }
-  } catch (...) {
-    put_back();
-    throw;
-  }
-  put_back();
+    return true;
+  });
 }
 
 // The fastest candidate that ran; with an audit, the fastest that also
@@ -118,27 +117,20 @@ std::optional<std::size_t> fastest(const TuningResult& result, bool audit) {
 std::optional<bool> repeats_its_bits(Backend& backend, const CallSite& site, std::size_t index) {
   if (audited_buffers(site).empty()) return std::nullopt;
   backend.synchronize();  // the call's inputs may still be in flight on the caller's stream
-  const Snapshot snapshot(backend, site, /*outputs=*/true);
+  const Snapshot snapshot(backend, {&site.reset_to_zero, &site.restore, &site.outputs});
   const std::function<void()> before = [&] {
     snapshot.put_back(backend);
     for (const NamedBuffer& b : site.reset_to_zero) backend.zero(b.buffer);
   };
-  bool differs = false;
-  try {
-    differs = differs_from_itself(backend, site, index, before);
-  } catch (...) {
-    snapshot.put_back(backend);  // the real launch still sees the call's inputs
-    throw;
-  }
-  snapshot.put_back(backend);
-  return !differs;
+  // The real launch follows on the call's own inputs, whatever happened here.
+  return snapshot.around(backend, [&] { return repeated_bits(backend, site, index, before).has_value(); });
 }
 
 TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config> configs,
                   const TuningOptions& options, const std::string& kernel, const std::string& what,
                   Notices& notices, bool audit) {
   using Clock = std::chrono::steady_clock;
-  const Snapshot snapshot(backend, site);
+  const Snapshot snapshot(backend, {&site.reset_to_zero, &site.restore});
   const std::function<void()> before = [&] {
     snapshot.put_back(backend);
     for (const NamedBuffer& b : site.reset_to_zero) backend.zero(b.buffer);

@@ -3,6 +3,8 @@
 // answers depend on the request alone, as `tunelock choose/merge/report/table` do.
 #include <filesystem>
 
+#include <algorithm>
+
 #include "c_api_support.hpp"
 #include "tunelock/c_api.h"
 #include "tunelock/candidates.hpp"
@@ -120,7 +122,9 @@ int tunelock_merge(const char* request_json, char** result_json) {
     write_table_file(*result.table, output);
     put(result_json, json{{"arch", std::string(result.table->arch())},
                           {"entries", result.table->entry_count()},
-                          {"disagreements", result.disagreements.size()},
+                          {"disagreements", std::count_if(result.disagreements.begin(),
+                                                          result.disagreements.end(),
+                                                          is_disagreement)},
                           {"report", disagreement_report(result.disagreements)}}
                          .dump());
   });

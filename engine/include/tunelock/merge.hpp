@@ -59,6 +59,11 @@ struct KeyVerdict {
   std::vector<std::string> equivalent = {};
 };
 
+// Ranks chose differently, or some rank's audit flagged a candidate: what
+// merge counts as a disagreement (keys reported only for their equivalent
+// configs are not).
+bool is_disagreement(const KeyVerdict& verdict);
+
 struct MergeResult {
   std::unique_ptr<InMemoryTable> table;
   std::vector<KeyVerdict> disagreements;  // keys where ranks chose differently, sorted
