@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "bootstrap_frames.hpp"
+#include "crafted_tables.hpp"
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/log.hpp"
@@ -65,6 +66,11 @@ int main(int argc, char** argv) {
     write_file_atomically(out / "table_binary" / "numerics.tlb", table_to_binary(*table));
     write_file_atomically(out / "table_json" / "numerics.json", table_to_json(*table));
   }
+  // Offsets aliasing one kernel and one key list: refused before the verifier.
+  write_file_atomically(out / "table_binary" / "aliased_kernels.tlb",
+                        testing::aliased_table(2'000, 2'000, true));
+  write_file_atomically(out / "table_binary" / "aliased_keys.tlb",
+                        testing::aliased_table(200, 2'000, false));
   RecordFile record;
   add_timings_from_json(record, R"({"format_version": 1, "rank": 0,
     "device": {"device_name": "NVIDIA H200", "sm_count": 132},

@@ -11,7 +11,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   libflatbuffers-dev flatbuffers-compiler
-  nlohmann-json3-dev libxxhash-dev libcli11-dev
+  nlohmann-json3-dev libxxhash-dev libcli11-dev libsimdjson-dev
   libspdlog-dev libfmt-dev
   libucx-dev
 )

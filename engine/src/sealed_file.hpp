@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "checksum_trailer.hpp"
+#include "tunelock/detail/bounded_verifier.hpp"
 #include "tunelock/error.hpp"
 
 namespace tunelock::detail {
@@ -20,6 +21,10 @@ struct SealedFormat {
   const char* identifier;      // the schema's file_identifier
   std::uint32_t version;       // the only format_version this tunelock reads
   std::string_view reconvert;  // how to make a current file from an older one
+  // Before the verifier, where a schema nests string lists in table vectors:
+  // false when those lists are shared, which the verifier would walk once per
+  // reference (bounded_verifier.hpp).
+  bool (*lists_unshared)(const std::uint8_t* data, std::size_t size) = nullptr;
 };
 
 // The verified root of a sealed file. Throws Error naming `origin`: a
@@ -31,9 +36,13 @@ const Root& open_sealed(std::string_view bytes, const std::string& origin,
   const std::string_view payload =
       checksum_trailer::open(bytes, origin, format.what, format.reconvert);
   const auto* data = reinterpret_cast<const std::uint8_t*>(payload.data());
-  // A million-entry file holds far more objects than the verifier's default
-  // limit of a million tables.
-  flatbuffers::Verifier verifier(data, payload.size(), 64, 1u << 31);
+  if (format.lists_unshared && !format.lists_unshared(data, payload.size())) {
+    throw Error(origin + ": corrupt " + std::string(format.what) +
+                " (its offsets point many times at one list, which tunelock never writes)");
+  }
+  // The limit on tables grows with the file: a million-entry file holds far
+  // more than the verifier's default of a million.
+  flatbuffers::Verifier verifier = bounded_verifier(data, payload.size());
   if (!verifier.VerifyBuffer<Root>(format.identifier)) {
     throw Error(origin + ": corrupt " + std::string(format.what) +
                 " (truncated or damaged; the FlatBuffers verifier rejected it)");

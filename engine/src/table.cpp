@@ -1,5 +1,7 @@
 #include "tunelock/table.hpp"
 
+#include <utility>
+
 #include <algorithm>
 
 #include "flat_string_map.hpp"
@@ -93,12 +95,20 @@ InMemoryTable::InMemoryTable(std::string arch, Provenance provenance)
       provenance_(std::move(provenance)),
       index_(std::make_unique<Index>()) {}
 
+InMemoryTable::InMemoryTable(std::string arch, Provenance provenance, InMemoryTable&& entries)
+    : arch_(std::move(arch)),
+      provenance_(std::move(provenance)),
+      index_(std::exchange(entries.index_, std::make_unique<Index>())) {}
+
 InMemoryTable::~InMemoryTable() = default;
 InMemoryTable::InMemoryTable(InMemoryTable&&) noexcept = default;
 InMemoryTable& InMemoryTable::operator=(InMemoryTable&&) noexcept = default;
 
-void InMemoryTable::set(std::string kernel, std::string key, TableEntry entry) {
-  index_->kernels[kernel][key] = std::move(entry);
+bool InMemoryTable::set(std::string kernel, std::string key, TableEntry entry) {
+  auto& keys = index_->kernels[kernel];
+  const bool added = keys.find(key) == nullptr;
+  keys[key] = std::move(entry);
+  return added;
 }
 
 const TableEntry* InMemoryTable::find(std::string_view kernel, std::string_view key) const {

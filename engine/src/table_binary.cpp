@@ -134,8 +134,8 @@ void check_semantics(const fb::TunedTable& table, const std::string& origin) {
     }
     if (const auto* equivalents = kernel->equivalents()) {
       if (equivalents->size() != keys.size())
-        throw Error(where + " (" + kernel->name()->str() + "): " +
-                    std::to_string(equivalents->size()) + " equivalent lists for " +
+        throw Error(where + " (" + kernel->name()->str() +
+                    "): " + std::to_string(equivalents->size()) + " equivalent lists for " +
                     std::to_string(keys.size()) + " keys");
       for (const fb::Equivalents* list : *equivalents)
         for (std::uint32_t ref : *list->configs())
@@ -229,14 +229,65 @@ std::ptrdiff_t find_sorted(const Vector& items, std::string_view name, Name name
   return -1;
 }
 
+// The kernels and flagged kernels of a table, and their string lists, are
+// distinct objects in every file tunelock writes. A crafted file whose
+// offsets point K times at one kernel of M keys would cost the verifier K x M
+// string checks (hours at 8 MB), since strings are not the tables its limit
+// counts. Read shallowly with the verifier's own checks before it runs; what
+// cannot be read here is left for it to refuse.
+bool lists_unshared(const std::uint8_t* data, std::size_t size) {
+  flatbuffers::Verifier verifier = detail::bounded_verifier(data, size);
+  const flatbuffers::uoffset_t root_at = size >= 8 ? verifier.VerifyOffset(0) : 0;
+  if (!root_at || !verifier.VerifyTableStart(data + root_at)) return true;
+  const auto* root = reinterpret_cast<const fb::TunedTable*>(data + root_at);
+  const auto* root_fields = reinterpret_cast<const flatbuffers::Table*>(data + root_at);
+  std::vector<const void*> objects;
+  // Each element of `items` (a vector of tables), and the string list its
+  // field `list` holds; false where something cannot be read.
+  const auto collect = [&](const auto* items, flatbuffers::voffset_t list, auto list_of) {
+    if (!items || !verifier.VerifyVector(items)) return items == nullptr;
+    for (flatbuffers::uoffset_t i = 0; i < items->size(); ++i) {
+      const auto at =
+          static_cast<std::size_t>(reinterpret_cast<const std::uint8_t*>(items->Data()) +
+                                   i * sizeof(flatbuffers::uoffset_t) - data);
+      const flatbuffers::uoffset_t offset = verifier.VerifyOffset(at);
+      if (!offset || !verifier.VerifyTableStart(data + at + offset)) return false;
+      const auto* item = reinterpret_cast<const flatbuffers::Table*>(data + at + offset);
+      const bool readable = item->VerifyOffset(verifier, list);
+      verifier.EndTable();
+      if (!readable) return false;
+      objects.push_back(item);
+      if (const void* strings = list_of(item)) objects.push_back(strings);
+    }
+    return true;
+  };
+  const bool readable =
+      root_fields->VerifyOffset(verifier, fb::TunedTable::VT_KERNELS) &&
+      root_fields->VerifyOffset(verifier, fb::TunedTable::VT_NONDETERMINISTIC) &&
+      collect(root->kernels(), fb::Kernel::VT_KEYS,
+              [](const flatbuffers::Table* t) {
+                return static_cast<const void*>(reinterpret_cast<const fb::Kernel*>(t)->keys());
+              }) &&
+      collect(root->nondeterministic(), fb::FlaggedKernel::VT_SIGNATURES,
+              [](const flatbuffers::Table* t) {
+                return static_cast<const void*>(
+                    reinterpret_cast<const fb::FlaggedKernel*>(t)->signatures());
+              });
+  verifier.EndTable();
+  if (!readable) return true;
+  std::sort(objects.begin(), objects.end());
+  return std::adjacent_find(objects.begin(), objects.end()) == objects.end();
+}
+
 class BinaryTable final : public Table {
  public:
   BinaryTable(std::string bytes, const std::string& origin) : bytes_(std::move(bytes)) {
     if (!looks_like_binary_table(bytes_))
       throw Error(origin + ": not a binary tunelock table (no TLTB identifier)");
-    root_ = &detail::open_sealed<fb::TunedTable>(
-        bytes_, origin,
-        {"binary table", fb::TunedTableIdentifier(), kBinaryFormatVersion, kReconvert});
+    root_ =
+        &detail::open_sealed<fb::TunedTable>(bytes_, origin,
+                                             {"binary table", fb::TunedTableIdentifier(),
+                                              kBinaryFormatVersion, kReconvert, lists_unshared});
     check_semantics(*root_, origin);
     arch_ = root_->arch()->str();
     provenance_ = read_provenance(root_->provenance(), origin);
@@ -337,8 +388,8 @@ std::string table_to_binary(const Table& table) {
   std::vector<flatbuffers::Offset<fb::TableConfig>> configs;
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
   auto reference = [&](const Config& config) {
-    auto [it, inserted] = config_index.try_emplace(signature(config),
-                                                   static_cast<std::uint32_t>(configs.size()));
+    auto [it, inserted] =
+        config_index.try_emplace(signature(config), static_cast<std::uint32_t>(configs.size()));
     if (inserted) configs.push_back(write_config(b, TableEntry{config, {}}));
     return it->second;
   };
@@ -356,7 +407,8 @@ std::string table_to_binary(const Table& table) {
       any_equivalent |= !list.empty();
     }
     // Absent when no entry has any, so a table without them keeps its bytes.
-    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Equivalents>>> equivalents_offset;
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Equivalents>>>
+        equivalents_offset;
     if (any_equivalent) {
       std::vector<flatbuffers::Offset<fb::Equivalents>> equivalents;
       for (const auto& list : lists)

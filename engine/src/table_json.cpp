@@ -1,6 +1,7 @@
 #include "tunelock/table_json.hpp"
 
 #include "json_checks.hpp"
+#include "table_json_fast.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/json_config.hpp"
 #include "tunelock/table_format.hpp"
@@ -51,7 +52,8 @@ NondeterministicConfigs nondeterministic_from(const json& value, const std::stri
     require_array(list, kernel_at);
     for (std::size_t i = 0; i < list.size(); ++i) {
       std::string sig = require_string(list[i], index_path(kernel_at, i));
-      if (sig.empty()) throw Error(index_path(kernel_at, i) + ": empty; expected a config signature");
+      if (sig.empty())
+        throw Error(index_path(kernel_at, i) + ": empty; expected a config signature");
       out[kernel].push_back(std::move(sig));
     }
   }
@@ -60,8 +62,10 @@ NondeterministicConfigs nondeterministic_from(const json& value, const std::stri
 
 }  // namespace
 
-std::unique_ptr<InMemoryTable> table_from_json(std::string_view text, const std::string& origin) {
-  const json root = parse_json(text, origin);
+namespace detail {
+
+std::unique_ptr<InMemoryTable> table_from_json_header(const json& root, const std::string& origin,
+                                                      InMemoryTable&& entries) {
   const std::string where = origin + ": ";
   require_object(root, origin);
   if (const json* version = find_member(root, "format_version")) {
@@ -80,20 +84,48 @@ std::unique_ptr<InMemoryTable> table_from_json(std::string_view text, const std:
   const json* kernels = find_member(root, "kernels");
   if (!kernels) throw Error(where + "kernels: missing; expected {kernel: {key: config}}");
   require_object(*kernels, where + "kernels");
-
-  auto table = std::make_unique<InMemoryTable>(arch_name, provenance_from(root, where));
   for (const auto& [kernel, keys] : kernels->items()) {
-    const std::string kernel_where = where + "kernels." + kernel;
+    // The entries were read as they streamed by; what is left here is a
+    // kernel that is not an object, or one without entries.
     check_kernel_name(kernel, where + "kernels");
-    require_object(keys, kernel_where);
-    for (const auto& [key, config] : keys.items()) {
-      check_key(key, kernel_where);
-      table->set(kernel, key, table_entry_from_json(config, kernel_where + "[\"" + key + "\"]"));
-    }
+    require_object(keys, where + "kernels." + kernel);
   }
+  auto table =
+      std::make_unique<InMemoryTable>(arch_name, provenance_from(root, where), std::move(entries));
   if (const json* flagged = find_member(root, "nondeterministic"))
     table->set_nondeterministic(nondeterministic_from(*flagged, where + "nondeterministic"));
   return table;
+}
+
+std::unique_ptr<InMemoryTable> full_table_from_json(std::string_view text,
+                                                    const std::string& origin) {
+  const std::string where = origin + ": ";
+  // Entries are read as the parser finishes each one, so a million-entry
+  // table never exists as JSON in memory all at once.
+  InMemoryTable entries("");
+  std::string kernel_where;  // "t.json: kernels.<kernel>", kept while a kernel's keys stream by
+  const json root =
+      parse_json(text, origin, [&](std::span<const std::string_view> keys, json& value) {
+        if (keys.size() != 3 || keys[0] != "kernels") return false;
+        const std::string_view kernel = keys[1], key = keys[2];
+        if (std::string_view(kernel_where)
+                .substr(std::min(kernel_where.size(), where.size() + 8)) != kernel) {
+          check_kernel_name(kernel, where + "kernels");
+          kernel_where = where + "kernels." + std::string(kernel);
+        }
+        check_key(key, kernel_where);
+        entries.set(std::string(kernel), std::string(key),
+                    table_entry_from_json(value, kernel_where + "[\"" + std::string(key) + "\"]"));
+        return true;
+      });
+  return table_from_json_header(root, origin, std::move(entries));
+}
+
+}  // namespace detail
+
+std::unique_ptr<InMemoryTable> table_from_json(std::string_view text, const std::string& origin) {
+  if (auto table = detail::fast_table_from_json(text, origin)) return table;
+  return detail::full_table_from_json(text, origin);
 }
 
 }  // namespace tunelock

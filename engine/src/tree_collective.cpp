@@ -7,6 +7,7 @@
 #include "tunelock/binomial_tree.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/fb/verify_tree_generated.h"
+#include "tunelock/detail/bounded_verifier.hpp"
 
 namespace tunelock {
 namespace {
@@ -36,7 +37,7 @@ struct Opened {
 
 Opened open(std::string_view bytes, const std::string& origin) {
   const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
-  flatbuffers::Verifier verifier(data, bytes.size());
+  flatbuffers::Verifier verifier = detail::bounded_verifier(data, bytes.size());
   // The verifier checks the identifier too, within the buffer's bounds; a
   // bare identifier check first would read past a buffer shorter than 8.
   if (!fb::VerifyTreeMessageBuffer(verifier))

@@ -11,6 +11,7 @@
 
 #include "tunelock/error.hpp"
 #include "tunelock/fb/verify_tree_generated.h"
+#include "tunelock/detail/bounded_verifier.hpp"
 
 namespace tunelock::detail {
 
@@ -70,7 +71,7 @@ constexpr std::uintptr_t kAlignment = 8;
 template <typename T>
 const T* verified(std::string_view bytes, const std::string& origin, const char* what) {
   const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
-  flatbuffers::Verifier verifier(data, bytes.size());
+  flatbuffers::Verifier verifier = detail::bounded_verifier(data, bytes.size());
   if (reinterpret_cast<std::uintptr_t>(data) % kAlignment != 0 ||
       !verifier.VerifyBuffer<T>(nullptr))
     throw Error(origin + ": not a valid " + what + " (" + std::to_string(bytes.size()) + " bytes)");

@@ -8,6 +8,7 @@
 
 #include "tunelock/error.hpp"
 #include "tunelock/fb/verify_batch_generated.h"
+#include "tunelock/detail/bounded_verifier.hpp"
 
 namespace tunelock {
 
@@ -94,7 +95,7 @@ std::string encode_batch(int rank, std::span<const ChoiceEntry> entries) {
 
 RankBatch decode_batch(std::string_view bytes, const std::string& origin) {
   const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
-  flatbuffers::Verifier verifier(data, bytes.size());
+  flatbuffers::Verifier verifier = detail::bounded_verifier(data, bytes.size());
   // The verifier checks the identifier too, within the buffer's bounds; a
   // bare identifier check first would read past a buffer shorter than 8.
   if (!fb::VerifyVerifyBatchBuffer(verifier))

@@ -1,6 +1,9 @@
 // Load time, peak memory and lookup rate of a 1,000,000-entry table, as JSON
-// and as binary (.tlb). Each load runs in a fresh child process so its peak
-// resident memory is its own. Usage: table_load_bench [kernels keys_per_kernel]
+// and as binary (.tlb), beside Python's json.load of the same JSON file (the
+// yardstick for "reads JSON as fast as anything a user has"). Each load runs
+// in a fresh child process so its peak resident memory is its own.
+// Usage: table_load_bench [kernels keys_per_kernel]; without arguments, three
+// shapes of 1,000,000 entries: 10, 100 and 10,000 keys per kernel.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -100,13 +103,25 @@ Measure measure(const std::filesystem::path& file, int kernels, int keys) {
   return m;
 }
 
-}  // namespace
+// Python's json.load of `file` in a fresh interpreter: {ms, peak MiB}, or
+// {-1, -1} where python3 is missing.
+std::pair<double, double> python_json_load(const std::filesystem::path& file) {
+  const std::string command =
+      "python3 -c 'import json, resource, sys, time; t = time.perf_counter(); "
+      "json.load(open(sys.argv[1])); "
+      "print((time.perf_counter() - t) * 1e3, "
+      "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)' " +
+      file.string() + " 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  double ms = -1, mib = -1;
+  if (pipe) {
+    if (std::fscanf(pipe, "%lf %lf", &ms, &mib) != 2) ms = mib = -1;
+    pclose(pipe);
+  }
+  return {ms, mib};
+}
 
-int main(int argc, char** argv) {
-  if (argc == 5 && std::string(argv[1]) == "--child")
-    return child_main(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
-  const int kernels = argc > 2 ? std::atoi(argv[1]) : 1000;
-  const int keys = argc > 2 ? std::atoi(argv[2]) : 1000;
+void run_shape(int kernels, int keys) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("tunelock-bench-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
@@ -125,6 +140,24 @@ int main(int argc, char** argv) {
               json.lookups_per_s);
   std::printf("%-8s %12.1f %14.1f %16.3g\n", "binary", binary.load_ms, binary.peak_kib / 1024.0,
               binary.lookups_per_s);
-  std::printf("binary loads %.1fx faster than JSON\n", json.load_ms / binary.load_ms);
+  const auto [python_ms, python_mib] = python_json_load(dir / "sm90.json");
+  if (python_ms >= 0)
+    std::printf("%-8s %12.1f %14.1f %16s\n", "python", python_ms, python_mib, "(json.load only)");
+  std::printf("binary loads %.1fx faster than JSON", json.load_ms / binary.load_ms);
+  if (python_ms >= 0)
+    std::printf("; JSON loads %.2fx faster than json.load", python_ms / json.load_ms);
+  std::printf("\n\n");
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 5 && std::string(argv[1]) == "--child")
+    return child_main(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+  if (argc > 2) {
+    run_shape(std::atoi(argv[1]), std::atoi(argv[2]));
+    return 0;
+  }
+  for (const int keys : {10, 100, 10'000}) run_shape(1'000'000 / keys, keys);
 }

@@ -4,6 +4,7 @@
 // range are refused at read, naming the file and the field.
 #include <boost/test/unit_test.hpp>
 
+#include "crafted_tables.hpp"
 #include "error_of.hpp"
 
 #include <functional>
@@ -152,6 +153,17 @@ BOOST_AUTO_TEST_CASE(invalid_utf8_in_binary_strings_is_refused_at_read) {
   InMemoryTable ok("sm90");
   ok.set("pkg.mm", "dtype=\xc3\xa9", TableEntry{make_config({{"BLOCK_M", 64}}, 4, 3)});
   BOOST_TEST(table_from_binary(table_to_binary(ok), "ok.tlb")->entry_count() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_table_whose_offsets_alias_one_kernel_is_refused_at_once) {
+  // 20,000 x 20,000 = 4e8 string checks before; a file of 160 KB.
+  const std::string shared_kernel = tunelock::testing::aliased_table(20'000, 20'000, true);
+  BOOST_TEST(contains(error_of([&] { (void)table_from_binary(shared_kernel, "a.tlb"); }),
+                      "a.tlb: corrupt binary table (its offsets point many times at one list"));
+  // Distinct kernels sharing one key list: the same cost, the same refusal.
+  const std::string shared_keys = tunelock::testing::aliased_table(2'000, 20'000, false);
+  BOOST_TEST(contains(error_of([&] { (void)table_from_binary(shared_keys, "b.tlb"); }),
+                      "b.tlb: corrupt binary table (its offsets point many times at one list"));
 }
 
 BOOST_AUTO_TEST_CASE(a_verify_batch_shorter_than_its_header_is_refused_within_bounds) {

@@ -2,6 +2,7 @@
 // the real Megatron tables in the shared fixtures.
 #include <boost/test/unit_test.hpp>
 
+
 #include <array>
 #include <cstring>
 #include <map>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "captured_log.hpp"
+#include "table_json_fast.hpp"
 #include "temp_dir.hpp"
 #include "tunelock/candidates.hpp"
 #include "tunelock/detail/same_bytes.hpp"
@@ -365,6 +367,20 @@ BOOST_AUTO_TEST_CASE(both_megatron_tables_load_unchanged) {
     BOOST_TEST(table->entry_count() == 16u);
     BOOST_TEST(table->provenance().source ==
                "nemotron_3_ultra 96-GPU recording, majority vote over ranks");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(both_json_readers_read_megatrons_tables_alike) {
+  if (!detail::fast_table_reader_built()) {
+    BOOST_TEST_MESSAGE("built without simdjson: only the full reader exists");
+    return;
+  }
+  const auto dir = tunelock::testing::shared_fixtures() / "megatron-tables";
+  for (const std::string arch : {"sm100", "sm103"}) {
+    const std::string text = read_file(dir / (arch + ".json"));
+    const auto fast = detail::fast_table_from_json(text, arch);
+    BOOST_TEST_REQUIRE(fast != nullptr);
+    BOOST_TEST(table_to_json(*fast) == table_to_json(*detail::full_table_from_json(text, arch)));
   }
 }
 

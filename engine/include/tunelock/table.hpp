@@ -139,11 +139,15 @@ class Table {
 class InMemoryTable final : public Table {
  public:
   explicit InMemoryTable(std::string arch, Provenance provenance = {});
+  // `entries`' kernels and keys under this arch and provenance: a reader
+  // fills entries before it knows the header that may follow them.
+  InMemoryTable(std::string arch, Provenance provenance, InMemoryTable&& entries);
   ~InMemoryTable() override;
   InMemoryTable(InMemoryTable&&) noexcept;
   InMemoryTable& operator=(InMemoryTable&&) noexcept;
 
-  void set(std::string kernel, std::string key, TableEntry entry);
+  // Sets the entry; true when the key was new to the kernel.
+  bool set(std::string kernel, std::string key, TableEntry entry);
 
   std::string_view arch() const override { return arch_; }
   const Provenance& provenance() const override { return provenance_; }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "tunelock/error.hpp"
+#include "tunelock/detail/bounded_verifier.hpp"
 
 namespace tunelock::launcher::bootstrap {
 namespace {
@@ -38,14 +39,14 @@ std::optional<std::pair<char, std::string>> take_frame(std::string& buffer) {
 
 const fb::Hello& open_hello(std::string_view body) {
   const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
-  flatbuffers::Verifier verifier(data, body.size());
+  flatbuffers::Verifier verifier = tunelock::detail::bounded_verifier(data, body.size());
   if (!fb::VerifyHelloBuffer(verifier)) throw Error("malformed hello");
   return *fb::GetHello(data);
 }
 
 const fb::Roster& open_roster(std::string_view body) {
   const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
-  flatbuffers::Verifier verifier(data, body.size());
+  flatbuffers::Verifier verifier = tunelock::detail::bounded_verifier(data, body.size());
   if (!verifier.VerifyBuffer<fb::Roster>(nullptr)) throw Error("malformed roster");
   return *flatbuffers::GetRoot<fb::Roster>(data);
 }

@@ -10,6 +10,7 @@
 
 #include "tunelock/error.hpp"
 #include "tunelock/fb/bootstrap_generated.h"
+#include "tunelock/detail/bounded_verifier.hpp"
 
 namespace tunelock::launcher {
 
@@ -38,7 +39,7 @@ std::string encode_peer_card(const PeerCard& card) {
 
 PeerCard decode_peer_card(std::string_view bytes, const std::string& origin) {
   const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
-  flatbuffers::Verifier verifier(data, bytes.size());
+  flatbuffers::Verifier verifier = tunelock::detail::bounded_verifier(data, bytes.size());
   if (!verifier.VerifyBuffer<fb::PeerCard>(nullptr))
     throw Error(origin + ": not a valid peer card (" + std::to_string(bytes.size()) + " bytes)");
   const auto* card = flatbuffers::GetRoot<fb::PeerCard>(data);
