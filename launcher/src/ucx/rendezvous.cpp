@@ -82,7 +82,9 @@ std::vector<std::string> join(const Rendezvous& r, std::string_view my_address) 
   // this rank reports.
   const auto [kind, body] =
       read_frame(fd.get(), deadline + std::chrono::seconds(5), "the roster from rank 0");
-  if (kind == 'F') throw Error(body);  // rank 0 says who never came
+  // Rank 0 says who never came, or whoever holds its port says something:
+  // printed escaped, on one line, bounded.
+  if (kind == 'F') throw Error(bootstrap::printable_peer_text(body));
   const fb::Roster* roster = nullptr;
   try {
     if (kind != 'R') throw Error("not a roster");
@@ -109,9 +111,8 @@ int parse_port(const std::string& name, const std::string& text, int offset) {
     throw Error(name + ": invalid value '" + text + "'; expected a TCP port (1-65535)");
   if (port + offset > 65535) {  // tunelock meets one port above the trainer's own rendezvous
     throw Error(name + "=" + text + ": tunelock's rendezvous uses " + name + " + " +
-                std::to_string(offset) + ", which is past 65535; use a " + name +
-                " of at most " + std::to_string(65535 - offset) +
-                ", or set TUNELOCK_MASTER_PORT");
+                std::to_string(offset) + ", which is past 65535; use a " + name + " of at most " +
+                std::to_string(65535 - offset) + ", or set TUNELOCK_MASTER_PORT");
   }
   return port + offset;
 }

@@ -1,11 +1,14 @@
 #include "roll_call.hpp"
 
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <map>
 #include <optional>
 
@@ -139,7 +142,18 @@ class RollCall {
   [[noreturn]] void fail(const std::string& message);
 
   const Rendezvous& r_;
+  // Connections yet to say hello, oldest first, at most max_pending_: a
+  // rank says hello as soon as it connects, so when strangers fill the
+  // slots the oldest is the one dropped, and rank 0 never runs out of
+  // descriptors for the ranks still to come.
   std::vector<Pending> pending_;
+  std::size_t max_pending_;
+  std::size_t strays_dropped_ = 0;
+  // After accept fails for want of descriptors (EMFILE, ENFILE) the listener
+  // stays readable; it is left out of the poll until then, instead of
+  // spinning, and the deadline still holds.
+  Clock::time_point accept_paused_until_{};
+  bool told_out_of_descriptors_ = false;
   std::map<int, Fd> ranks_;  // rank -> its connection, awaiting the roster
   std::vector<std::string> addresses_;
   // Hellos of this job's shape but the wrong token or world size: the sender
@@ -166,27 +180,62 @@ std::vector<std::string> serve(const Rendezvous& r, std::string_view my_address)
   return roll.take_addresses();
 }
 
+// A quarter of the descriptors this process may open, within 8..256.
+std::size_t pending_limit() {
+  rlimit limit{};
+  const rlim_t open = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 ? limit.rlim_cur : 1024;
+  return std::clamp<std::size_t>(open == RLIM_INFINITY ? 1024 : open / 4, 8, 256);
+}
+
 RollCall::RollCall(const Rendezvous& r, std::string_view my_address)
-    : r_(r), addresses_(static_cast<std::size_t>(r.world_size)) {
+    : r_(r), max_pending_(pending_limit()), addresses_(static_cast<std::size_t>(r.world_size)) {
   addresses_[0] = std::string(my_address);
 }
 
 Polled RollCall::poll(const Fd& listener, Clock::time_point deadline) const {
   Polled polled;
-  polled.fds.push_back({listener.get(), POLLIN, 0});
+  const bool paused = Clock::now() < accept_paused_until_;
+  polled.fds.push_back({listener.get(), static_cast<short>(paused ? 0 : POLLIN), 0});
   for (const Pending& p : pending_) polled.fds.push_back({p.fd.get(), POLLIN, 0});
   polled.pending = pending_.size();
   for (const auto& [rank, fd] : ranks_) {
     polled.fds.push_back({fd.get(), POLLIN, 0});
     polled.joined.push_back(rank);
   }
-  polled.timed_out = ::poll(polled.fds.data(), polled.fds.size(), remaining_ms(deadline)) == 0;
+  const int wait_ms = paused ? std::min(remaining_ms(deadline), remaining_ms(accept_paused_until_))
+                             : remaining_ms(deadline);
+  ::poll(polled.fds.data(), polled.fds.size(), wait_ms);
+  // By the clock, not by an empty poll: a connection that keeps sending
+  // would otherwise keep rank 0 past its deadline.
+  polled.timed_out = Clock::now() >= deadline;
   return polled;
 }
 
 void RollCall::accept(const Fd& listener) {
   const int client = ::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
-  if (client >= 0) pending_.push_back({Fd(client), {}});
+  if (client < 0) {
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+      if (!told_out_of_descriptors_) {
+        logger().warn(
+            "rendezvous: out of file descriptors ({}) with {} connections yet to say "
+            "hello; accepting again shortly",
+            std::strerror(errno), pending_.size());
+        told_out_of_descriptors_ = true;
+      }
+      accept_paused_until_ = Clock::now() + std::chrono::milliseconds(100);
+    }
+    return;  // EAGAIN, ECONNABORTED, EINTR: the next poll tries again
+  }
+  if (pending_.size() >= max_pending_) {
+    pending_.erase(pending_.begin());
+    if (strays_dropped_++ == 0) {
+      logger().warn(
+          "rendezvous: more than {} connections have not said hello; dropping the "
+          "oldest (strangers on the rendezvous port?)",
+          max_pending_);
+    }
+  }
+  pending_.push_back({Fd(client), {}});
 }
 
 // Connections accepted since the poll are read from the next one.
@@ -206,7 +255,7 @@ void RollCall::read_hello(Pending& p) {
   }
   p.buffer.append(chunk, static_cast<std::size_t>(n));
   try {
-    auto f = take_frame(p.buffer);
+    auto f = take_frame(p.buffer, kMaxHelloFrame);
     if (!f) return;
     if (f->first != 'H') throw Error("expected a hello");
     admit_or_refuse(p, bootstrap::open_hello(f->second));
@@ -272,7 +321,7 @@ void RollCall::fail_for_lost(const std::vector<int>& lost) {
   for (int rank : lost) names += (names.empty() ? "" : ",") + std::to_string(rank);
   fail("rendezvous: rank(s) " + names +
        " said hello and then closed the connection before every rank "
-       "arrived (the process died or was killed)");
+       "arrived (the process died, was killed, or gave up waiting)");
 }
 
 // The deadline passed: the ranks that never said hello are named, and the
@@ -283,9 +332,10 @@ void RollCall::fail_for_missing() {
     if (!ranks_.count(rank)) missing += (missing.empty() ? "" : ",") + std::to_string(rank);
   std::string message = "rendezvous: rank(s) " + missing + " never arrived within " +
                         std::to_string(r_.timeout.count() / 1000) + " s";
-  if (!refused_.empty()) {
-    message += "; refused meanwhile: ";
-    for (std::size_t i = 0; i < refused_.size(); ++i) message += (i ? "; " : "") + refused_[i];
+  if (!refused_.empty()) message += "; refused meanwhile: " + summarise_refusals(refused_);
+  if (strays_dropped_ > 0) {
+    message += "; " + std::to_string(strays_dropped_) +
+               " connection(s) that never said hello were dropped";
   }
   fail(message);
 }

@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <thread>
 
+#include "local_interface.hpp"
 #include "tunelock/error.hpp"
+#include "tunelock/log.hpp"
 #include "ucx_world.hpp"
 
 namespace tunelock::launcher {
@@ -60,6 +62,14 @@ void UcxWorld::connect() {
   // memory (no peer error handling) a sender that dies meanwhile would make
   // that read fail fatally instead of being reported as a lost rank.
   if (!std::getenv("UCX_RNDV_THRESH")) ucp_config_modify(config, "RNDV_THRESH", "inf");
+  // Listen on the interface the rendezvous goes through, not on every one for
+  // the whole job (loopback for a local job), unless the user chose devices.
+  if (!std::getenv("UCX_NET_DEVICES")) {
+    if (const auto device = interface_toward(rendezvous_.host, rendezvous_.port)) {
+      ucp_config_modify(config, "NET_DEVICES", device->c_str());
+      logger().debug("verify: UCX uses network device {} (the rendezvous address's)", *device);
+    }
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
