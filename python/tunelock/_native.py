@@ -10,6 +10,7 @@ import ctypes
 import json
 import logging
 import os
+import re
 import sys
 
 _LIBRARY_NAME = "libtunelock_c.so"
@@ -113,23 +114,47 @@ atexit.register(_restore_stderr_log)
 
 
 def encode(text):
-    return None if text is None else str(text).encode("utf-8")
+    """Text as the C ABI takes it. The public functions check their arguments
+    first (tunelock._arguments) and name them; this is the last line: a NUL
+    byte would end the C string early, so it never gets past here."""
+    if text is None:
+        return None
+    data = str(text).encode("utf-8")
+    if b"\0" in data:
+        raise ValueError("tunelock: a string argument contains a NUL byte; C strings end there")
+    return data
 
 
-def check(status):
+# The JSON library's own exception text ("[json.exception.type_error.302] type
+# must be boolean, but is string") names neither the function nor the argument.
+_JSON_EXCEPTION = re.compile(r"\[json\.exception[^\]]*\]\s*")
+
+
+def engine_message(message, where=None):
+    """The engine's message as users see it: unchanged, except that the JSON
+    library's exception tags are removed and the message is then prefixed
+    with `where` ("tunelock.<function>: <argument>")."""
+    if "[json.exception." not in message:
+        return message
+    cleaned = _JSON_EXCEPTION.sub("", message).replace("[json.exception", "[")
+    return f"{where}: {cleaned}" if where else cleaned
+
+
+def check(status, where=None):
     if status != 0:
-        raise TunelockError(lib.tunelock_last_error().decode("utf-8", "replace"))
+        raise TunelockError(engine_message(lib.tunelock_last_error().decode("utf-8", "replace"),
+                                           where))
 
 
-def call_text(name, *arguments):
+def call_text(name, *arguments, where=None):
     """Calls a function whose last argument is a char** out; returns the text."""
     out = ctypes.c_void_p()
-    check(getattr(lib, name)(*arguments, ctypes.byref(out)))
+    check(getattr(lib, name)(*arguments, ctypes.byref(out)), where)
     try:
         return ctypes.string_at(out.value).decode("utf-8")
     finally:
         lib.tunelock_free(out.value)
 
 
-def call_json(name, *arguments):
-    return json.loads(call_text(name, *arguments))
+def call_json(name, *arguments, where=None):
+    return json.loads(call_text(name, *arguments, where=where))

@@ -21,6 +21,7 @@ import math
 import threading
 
 import tunelock as engine
+from tunelock import _arguments as arguments
 from tunelock import _native as engine_native
 from tunelock._bits import IdenticalInputs, bit_classes, capturing
 
@@ -68,7 +69,7 @@ def install(policy=None, **fields):
     Without Triton there is nothing to patch, and the policy is still installed."""
     global _original_run, _autotuner_class, _generation, _policy
     with _lock:
-        installed = engine.install(policy, **fields)
+        installed = engine._install("triton.install", policy, fields)
         _policy = installed.as_dict()
         _generation += 1
         _enumerated.clear()
@@ -188,6 +189,7 @@ def write_manifest(path):
     `tunelock preview`, `table validate` and the page read. Atomic."""
     import json
     import os
+    path = arguments.path("triton.write_manifest", "path", path)
     kernels = {name: {"key": list(tuner.keys), "configs": [config_data(c) for c in tuner.configs]}
                for name, tuner in sorted(_seen.items())}
     temp = f"{path}.tmp.{os.getpid()}"
