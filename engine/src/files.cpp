@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <new>
 #include <sstream>
 
 #include "temp_files.hpp"
@@ -46,7 +47,23 @@ std::string read_file(const std::filesystem::path& path) {
   // One read into a buffer of the right size: tables can be tens of MB.
   const std::streamoff size = in.tellg();
   if (size < 0) throw Error(path.string() + ": cannot tell its size");
-  std::string bytes(static_cast<std::size_t>(size), '\0');
+  // A sparse 100 GB file, or a device-sized one, would be refused only by
+  // the allocator, with no file named: refuse it first.
+  if (static_cast<std::uintmax_t>(size) > kMaxReadBytes) {
+    throw Error(path.string() + ": " + std::to_string(size) + " bytes; tunelock reads files of at most " +
+                std::to_string(kMaxReadBytes >> 30) +
+                " GiB (store a table that large as .tlb, or split it)");
+  }
+  // Room past the end for a SIMD parser's padding, so a large JSON table is
+  // read without a second copy of its text (kReadPadding, files.hpp).
+  std::string bytes;
+  try {
+    bytes.reserve(static_cast<std::size_t>(size) + kReadPadding);
+    bytes.resize(static_cast<std::size_t>(size));
+  } catch (const std::bad_alloc&) {
+    throw Error(path.string() + ": " + std::to_string(size) +
+                " bytes do not fit in this process's memory");
+  }
   in.seekg(0);
   in.read(bytes.data(), size);
   if (in.gcount() != size) throw Error(path.string() + ": read failed");

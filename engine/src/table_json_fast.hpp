@@ -20,9 +20,12 @@ namespace tunelock::detail {
 // True where this build has the fast path.
 bool fast_table_reader_built();
 
-// The table, or null where the file needs the full reader.
+// The table, or null where the file needs the full reader. `readable`:
+// the bytes readable from text.data() (the text and any room after it); with
+// 64 to spare the text is parsed in place instead of copied.
 std::unique_ptr<InMemoryTable> fast_table_from_json(std::string_view text,
-                                                    const std::string& origin);
+                                                    const std::string& origin,
+                                                    std::size_t readable = 0);
 
 // The header (format_version, arch, provenance, flagged configs) of `root`,
 // checked, around entries already read; both readers end here.

@@ -1,5 +1,7 @@
 #include "tunelock/table_search.hpp"
 
+#include "table_json_fast.hpp"
+
 #include <algorithm>
 #include <cctype>
 
@@ -40,7 +42,9 @@ std::unique_ptr<Table> table_from_bytes(std::string bytes, const std::string& or
                 ", not a table; name a table file (.tlb, or JSON with \"arch\" and \"kernels\")");
   }
   // Unknown bytes are read as JSON: the reader names the problem and where.
-  return table_from_json(bytes, origin);
+  // read_file's spare capacity lets the fast reader parse in place.
+  if (auto table = detail::fast_table_from_json(bytes, origin, bytes.capacity())) return table;
+  return detail::full_table_from_json(bytes, origin);
 }
 
 std::unique_ptr<Table> load_table_file(const fs::path& path) {

@@ -36,6 +36,15 @@ expect 2 "out.fifo: is a FIFO, not a regular file; refusing to replace it" \
   "a FIFO output is refused" -- "$tunelock" table convert good.json out.fifo
 [[ -p out.fifo ]] || fail "the FIFO output was replaced"
 
+# A sparse 100 GB table (no disk used): refused at once, naming the file and
+# the limit, instead of an allocator failure with no file named.
+truncate -s 100G huge.json
+expect 2 "huge.json: 107374182400 bytes; tunelock reads files of at most 4 GiB" \
+  "a 100 GB file is refused by size" -- "$tunelock" table show huge.json
+expect 2 "huge.json: 107374182400 bytes; tunelock reads files of at most 4 GiB" \
+  "a 100 GB record is refused by size" -- "$tunelock" merge huge.json -o merged.json
+rm -f huge.json
+
 mkdir real && cp good.json real/t.json && ln -s real/t.json link.json
 "$tunelock" table convert good.tlb link.json >/dev/null || fail "convert through a symlink"
 [[ -L link.json ]] || fail "the symlinked output was replaced by a file"

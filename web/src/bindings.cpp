@@ -41,7 +41,8 @@ int next_id = 1;
 // A page must stay responsive: refuse what could not be previewed anyway.
 constexpr std::size_t kMaxBytes = 256u << 20;
 
-std::string guarded(const std::function<json()>& body) {
+// `file`, when the call reads one, names it in an out-of-memory message.
+std::string guarded(const std::function<json()>& body, const std::string& file = {}) {
   try {
     return body().dump();
   } catch (const Error& e) {
@@ -51,7 +52,10 @@ std::string guarded(const std::function<json()>& body) {
   } catch (const std::out_of_range&) {
     return json{{"error", "that file is no longer loaded; load it again"}}.dump();
   } catch (const std::bad_alloc&) {
-    return json{{"error", "out of memory: the file is too large to preview"}}.dump();
+    return json{{"error", (file.empty() ? std::string("the file") : file) +
+                              ": out of memory: too large to preview in this page (the CLI's "
+                              "`tunelock table show` reads it)"}}
+        .dump();
   }
 }
 
@@ -67,7 +71,7 @@ std::string file_kind(const std::string& name, const std::string& bytes) {
   return guarded([&] {
     check_size(name, bytes);
     return detected_file_to_json(detect_file_kind(name, bytes));
-  });
+  }, name);
 }
 
 // {"stem", "run" (null when not `<run>.rank<N>.<ending>`), "rank" (null likewise)}:
@@ -89,7 +93,7 @@ std::string load_table(const std::string& name, const std::string& bytes) {
     summary["id"] = next_id;
     tables[next_id++] = std::move(table);
     return summary;
-  });
+  }, name);
 }
 
 std::string load_candidates(const std::string& name, const std::string& text) {
@@ -100,7 +104,7 @@ std::string load_candidates(const std::string& name, const std::string& text) {
     summary["id"] = next_id;
     manifests[next_id++] = std::move(manifest);
     return summary;
-  });
+  }, name);
 }
 
 std::string decide(int table_id, int candidates_id, const std::string& kernel,
@@ -147,7 +151,7 @@ std::string load_record(const std::string& name, const std::string& bytes) {
     json out{{"id", next_id}, {"keys", record.winners.size()}};
     records[next_id++] = std::move(record);
     return out;
-  });
+  }, name);
 }
 
 std::string load_timings(const std::string& name, const std::string& bytes) {
@@ -158,7 +162,7 @@ std::string load_timings(const std::string& name, const std::string& bytes) {
     json out{{"id", next_id}, {"rank", probe.rank}, {"keys", probe.timings.size()}};
     sidecars[next_id++] = {name, bytes};
     return out;
-  });
+  }, name);
 }
 
 std::string load_log(const std::string& name, const std::string& bytes) {
@@ -171,7 +175,7 @@ std::string load_log(const std::string& name, const std::string& bytes) {
              {"digest", choice_digest(log.entries)}};
     logs[next_id++] = {name, std::move(log)};
     return out;
-  });
+  }, name);
 }
 
 // pairs: [{"record": id, "timings": id or null}]

@@ -2,6 +2,8 @@
 // errors a user can act on. Kept apart so the rules stay pure and portable.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -11,6 +13,12 @@ namespace tunelock {
 // The file's bytes. Throws Error naming the path when it is missing, a
 // directory, or unreadable.
 std::string read_file(const std::filesystem::path& path);
+
+// Bytes read_file leaves allocated past the end of what it returns.
+constexpr std::size_t kReadPadding = 64;
+// The largest file read_file reads; beyond it, Error naming the file and
+// the limit. A 1,000,000-entry JSON table is about 230 MB.
+constexpr std::uintmax_t kMaxReadBytes = std::uintmax_t{4} << 30;
 
 // Writes `bytes` to a temporary file beside `path`, then renames it over
 // `path`, so readers see the old file or the whole new one, never a part.
