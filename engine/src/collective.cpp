@@ -24,3 +24,11 @@ std::string Collective::tree_round(TreeReduction& reduction) {
 }
 
 }  // namespace tunelock
+
+namespace tunelock {
+
+void Collective::all_reduce(std::span<std::int64_t>, ReduceOp) {
+  throw Error("verify: group '" + group_id() + "' has no all-reduce");
+}
+
+}  // namespace tunelock

@@ -1,5 +1,9 @@
 #include "tunelock/in_process_collective.hpp"
 
+#include <limits>
+
+#include <cstring>
+
 #include <algorithm>
 #include <condition_variable>
 #include <map>
@@ -86,6 +90,39 @@ class GatherOnlyMember final : public Collective {
   std::unique_ptr<Collective> inner_;
 };
 
+// A member whose transport offers a fixed-size all-reduce (as
+// torch.distributed and MPI do), here made of the all-gather: verification
+// then runs over slots (slot_verify.cpp).
+class AllReduceMember final : public Collective {
+ public:
+  explicit AllReduceMember(std::unique_ptr<Collective> inner) : inner_(std::move(inner)) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  std::string group_id() const override { return inner_->group_id(); }
+  std::vector<std::string> all_gather(std::string_view payload) override {
+    return inner_->all_gather(payload);
+  }
+  bool has_all_reduce() const override { return true; }
+  void all_reduce(std::span<std::int64_t> values, ReduceOp op) override {
+    const std::vector<std::string> all =
+        inner_->all_gather({reinterpret_cast<const char*>(values.data()), values.size_bytes()});
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      std::int64_t out = op == ReduceOp::sum ? 0 : std::numeric_limits<std::int64_t>::max();
+      for (const std::string& bytes : all) {
+        if (bytes.size() != values.size_bytes())
+          throw Error("in-process group: all_reduce lengths differ between ranks");
+        std::int64_t v = 0;
+        std::memcpy(&v, bytes.data() + i * sizeof v, sizeof v);
+        out = op == ReduceOp::sum ? out + v : std::min(out, v);
+      }
+      values[i] = out;
+    }
+  }
+
+ private:
+  std::unique_ptr<Collective> inner_;
+};
+
 }  // namespace
 
 InProcessGroup::InProcessGroup(int size, std::string id, std::chrono::milliseconds timeout,
@@ -112,6 +149,8 @@ std::unique_ptr<Collective> InProcessGroup::member(int rank) const {
   auto member = std::make_unique<Member>(shared_, rank);
   if (shared_->transport == Transport::gather_only)
     return std::make_unique<GatherOnlyMember>(std::move(member));
+  if (shared_->transport == Transport::all_reduce)
+    return std::make_unique<AllReduceMember>(std::move(member));
   return member;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "slot_verify.hpp"
 #include "tree_verify.hpp"
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/error.hpp"
@@ -137,6 +138,7 @@ struct Runtime::GroupState {
   std::size_t cursor = 0;
   GroupAgreement agreement;
   detail::TreeAgreement tree;
+  detail::SlotAgreement slots;
 };
 
 VerifyResult Runtime::verify(Collective& group) {
@@ -151,15 +153,19 @@ VerifyResult Runtime::verify(Collective& group) {
   }
   std::size_t next_cursor = 0;
   VerifyResult result;
-  if (group.has_tree()) {
-    // Everything this rank has sent the group, for a report's texts: the
-    // log up to this check's cursor.
-    auto everything_sent = [&] {
-      std::size_t end = 0;
-      std::vector<ChoiceEntry> all = log_.since(0, &end);
-      all.resize(std::min(all.size(), next_cursor));
-      return all;
-    };
+  // Everything this rank has sent the group, for a report's texts: the log
+  // up to this check's cursor.
+  auto everything_sent = [&] {
+    std::size_t end = 0;
+    std::vector<ChoiceEntry> all = log_.since(0, &end);
+    all.resize(std::min(all.size(), next_cursor));
+    return all;
+  };
+  if (group.has_all_reduce()) {
+    std::vector<ChoiceHash>& fresh = state->tree.scratch.fresh;
+    log_.hashes_since(state->cursor, &next_cursor, fresh);
+    result = detail::verify_over_slots(group, fresh, everything_sent, state->slots);
+  } else if (group.has_tree()) {
     std::vector<ChoiceHash>& fresh = state->tree.scratch.fresh;
     log_.hashes_since(state->cursor, &next_cursor, fresh);
     result = detail::verify_over_tree(group, fresh, everything_sent, state->tree);

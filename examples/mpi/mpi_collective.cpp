@@ -1,7 +1,9 @@
 // Bring your own transport: the engine's collective over MPI, for a trainer
-// that already runs under mpirun. All verification needs is an all-gather of
-// bytes (MPI_Allgather of the sizes, then MPI_Allgatherv of the bytes); the
-// engine's check then runs over it unchanged.
+// that already runs under mpirun. Verification needs an all-gather of bytes
+// (MPI_Allgather of the sizes, then MPI_Allgatherv of the bytes) and, to
+// move O(new keys) bytes per rank whatever the world's size, a fixed-size
+// all-reduce of 64-bit integers (MPI_Allreduce, sum or minimum): the
+// engine then checks over slots and gathers only conflicting keys' texts.
 //
 //   mpirun -n 4 ./tunelock-mpi-example [conflict]
 //
@@ -9,7 +11,9 @@
 // and prints one line with the verdict.
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +52,13 @@ class MpiCollective final : public tunelock::Collective {
       out.push_back(
           all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(sizes[r])));
     return out;
+  }
+
+  bool has_all_reduce() const override { return true; }
+  void all_reduce(std::span<std::int64_t> values, ReduceOp op) override {
+    check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT64_T,
+                        op == ReduceOp::sum ? MPI_SUM : MPI_MIN, comm_),
+          "MPI_Allreduce");
   }
 
  private:

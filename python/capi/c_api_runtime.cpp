@@ -47,8 +47,14 @@ std::vector<Config> configs_of(const char* candidates_json) {
 class CallbackCollective final : public Collective {
  public:
   CallbackCollective(int rank, int size, std::string id, const int* world_ranks,
-                     tunelock_gather_fn gather, void* context)
-      : rank_(rank), size_(size), id_(std::move(id)), gather_(gather), context_(context) {
+                     tunelock_gather_fn gather, void* context,
+                     tunelock_all_reduce_fn reduce = nullptr)
+      : rank_(rank),
+        size_(size),
+        id_(std::move(id)),
+        gather_(gather),
+        all_reduce_(reduce),
+        context_(context) {
     if (size < 1 || rank < 0 || rank >= size)
       throw Error("verify: rank " + std::to_string(rank) + " of a group of " +
                   std::to_string(size) + " is impossible");
@@ -69,12 +75,18 @@ class CallbackCollective final : public Collective {
                   " ranks");
     return gathered;
   }
+  bool has_all_reduce() const override { return all_reduce_ != nullptr; }
+  void all_reduce(std::span<std::int64_t> values, ReduceOp op) override {
+    if (all_reduce_(context_, values.data(), values.size(), op == ReduceOp::sum ? 0 : 1) != 0)
+      throw Error("verify: the all-reduce of group '" + id_ + "' failed");
+  }
 
  private:
   int rank_, size_;
   std::string id_;
   std::vector<int> world_ranks_;
   tunelock_gather_fn gather_;
+  tunelock_all_reduce_fn all_reduce_;
   void* context_;
 };
 
@@ -282,6 +294,19 @@ int tunelock_verify(int64_t iteration, int rank, int size, const char* group_id,
   return guarded([&] {
     CallbackCollective group(rank, size, text_of(group_id, "group_id"), world_ranks, gather,
                              context);
+    Runtime& runtime = process_runtime();
+    *verdict = iteration < 0 ? (runtime.verify(group).agreed ? 1 : 0)
+                             : verdict_of(runtime.maybe_verify(iteration, group));
+  });
+}
+
+int tunelock_verify_reduce(int64_t iteration, int rank, int size, const char* group_id,
+                           const int* world_ranks, tunelock_gather_fn gather,
+                           tunelock_all_reduce_fn all_reduce, void* context, int* verdict) {
+  return guarded([&] {
+    if (!all_reduce) throw Error("verify: the all-reduce callback is NULL");
+    CallbackCollective group(rank, size, text_of(group_id, "group_id"), world_ranks, gather,
+                             context, all_reduce);
     Runtime& runtime = process_runtime();
     *verdict = iteration < 0 ? (runtime.verify(group).agreed ? 1 : 0)
                              : verdict_of(runtime.maybe_verify(iteration, group));

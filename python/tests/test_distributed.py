@@ -18,13 +18,13 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_ranks(policy):
+def run_ranks(policy, size=2):
     port = str(free_port())
-    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port, "WORLD_SIZE": "2",
-           "PYTHONPATH": os.pathsep.join(sys.path), **policy}
+    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port,
+           "WORLD_SIZE": str(size), "PYTHONPATH": os.pathsep.join(sys.path), **policy}
     ranks = [subprocess.Popen([sys.executable, WORKER], env={**env, "RANK": str(r)},
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for r in range(2)]
+             for r in range(size)]
     return [rank.communicate(timeout=300)[0] for rank in ranks]
 
 
@@ -38,3 +38,23 @@ def test_chaos_is_caught_on_both_ranks_and_strict_raises():
                          "TUNELOCK_VERIFY_STRICT": "1"})
     for out in outputs:
         assert "error:" in out and "differ" in out, out
+
+
+def test_the_check_moves_fixed_size_tensors_and_one_integer_when_nothing_is_new():
+    """No all_gather_object: a check with new keys is a few all-reduces of
+    integers (no gather without a conflict); one with nothing new is one
+    all-reduce of one integer."""
+    for out in run_ranks({"TUNELOCK_MODE": "pinned", "VERIFY_COUNT": "1"}, size=3):
+        assert "verify -> True" in out and "verify again -> True" in out, out
+        first = out.split("first check collectives ")[1].splitlines()[0]
+        assert "all_gather'" not in first and first.count("all_reduce") <= 4, out
+        assert "empty check collectives [('all_reduce', 1)]" in out, out
+
+
+def test_a_conflict_over_the_tensors_names_both_values_on_every_rank():
+    outputs = run_ranks({"TUNELOCK_MODE": "pinned", "TUNELOCK_CHAOS": "1", "VERIFY_COUNT": "1"},
+                        size=3)
+    for out in outputs:
+        assert "verify -> False" in out, out
+    report = "".join(outputs)
+    assert "differ" in report and "on rank" in report, report

@@ -23,6 +23,9 @@ class TunelockError(Exception):
 GATHER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_char),
                              ctypes.c_size_t, ctypes.c_void_p)
 
+ALL_REDUCE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64),
+                                 ctypes.c_size_t, ctypes.c_int)
+
 LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
 
 _OUT = ctypes.POINTER(ctypes.c_char_p)
@@ -51,6 +54,9 @@ _SIGNATURES = {
     "tunelock_verify": ([ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
                          ctypes.POINTER(ctypes.c_int), GATHER_FN, ctypes.c_void_p,
                          ctypes.POINTER(ctypes.c_int)], ctypes.c_int),
+    "tunelock_verify_reduce": ([ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
+                                ctypes.POINTER(ctypes.c_int), GATHER_FN, ALL_REDUCE_FN,
+                                ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)], ctypes.c_int),
     "tunelock_verify_ucx": ([ctypes.c_int64, ctypes.POINTER(ctypes.c_int)], ctypes.c_int),
     "tunelock_choose": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
     "tunelock_merge": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),

@@ -105,6 +105,60 @@ BOOST_AUTO_TEST_CASE(tree_and_all_gather_give_the_same_verdicts_and_reports) {
   BOOST_TEST(tree[1][3].compared == 0u);
 }
 
+BOOST_AUTO_TEST_CASE(all_reduce_slots_give_the_same_verdicts_and_reports) {
+  const auto slots = run_story(InProcessGroup::Transport::all_reduce);
+  const auto gathered = run_story(InProcessGroup::Transport::gather_only);
+  for (std::size_t r = 0; r < slots.size(); ++r) {
+    BOOST_TEST_REQUIRE(slots[r].size() == gathered[r].size());
+    for (std::size_t check = 0; check < slots[r].size(); ++check) {
+      BOOST_TEST(slots[r][check].agreed == gathered[r][check].agreed);
+      BOOST_TEST(slots[r][check].compared == gathered[r][check].compared);
+      BOOST_TEST((slots[r][check].conflicts == gathered[r][check].conflicts));
+    }
+  }
+  BOOST_TEST_REQUIRE(slots[2][1].conflicts.size() == 2u);
+  BOOST_TEST(slots[2][1].conflicts[1].key == "sm90|pkg.ops.matmul|M=late");
+}
+
+// Random logs on 5 ranks over 6 checks: many keys share slots at the first
+// level (8 slots per new key), keys arrive late on some ranks and some
+// values differ. The slots give exactly the all-gather's verdicts.
+BOOST_AUTO_TEST_CASE(all_reduce_slots_match_the_all_gather_on_random_logs) {
+  auto run = [](InProcessGroup::Transport transport) {
+    const int n = 5;
+    Ranks ranks(n);
+    InProcessGroup group(n, "random", std::chrono::seconds(60), transport);
+    std::vector<std::vector<VerifyResult>> results(n);
+    auto errors = ranks.run([&](Rank& r) {
+      auto member = group.member(r.rank);
+      std::mt19937 random(1234 + static_cast<unsigned>(r.rank));
+      for (int check = 0; check < 6; ++check) {
+        for (int i = 0; i < 300; ++i) {
+          const int key = static_cast<int>(random() % 2000);
+          // One key in 97 has a rank-dependent choice.
+          const bool differs = key % 97 == 0 && r.rank == key % n;
+          log(r, "M=" + std::to_string(key), differs ? kSmall : kBig);
+        }
+        results[r.rank].push_back(r.runtime.verify(*member));
+      }
+    });
+    for (const auto& e : errors) BOOST_TEST_REQUIRE(!e, message_of(e));
+    return results;
+  };
+  const auto slots = run(InProcessGroup::Transport::all_reduce);
+  const auto gathered = run(InProcessGroup::Transport::gather_only);
+  std::size_t conflicts = 0;
+  for (std::size_t r = 0; r < slots.size(); ++r) {
+    for (std::size_t check = 0; check < slots[r].size(); ++check) {
+      BOOST_TEST(slots[r][check].agreed == gathered[r][check].agreed);
+      BOOST_TEST(slots[r][check].compared == gathered[r][check].compared);
+      BOOST_TEST((slots[r][check].conflicts == gathered[r][check].conflicts));
+      if (r == 0) conflicts += slots[r][check].conflicts.size();
+    }
+  }
+  BOOST_TEST(conflicts > 5u);  // the story has conflicts to find
+}
+
 BOOST_AUTO_TEST_CASE(a_check_across_1024_ranks_costs_what_the_formula_says) {
   const int n = 1024;
   const int entries = 100;

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +55,18 @@ class Collective {
 
   // True when tree_round runs along a tree rather than over all_gather.
   virtual bool has_tree() const { return false; }
+
+  // True when all_reduce is the transport's own fixed-size collective (an
+  // all-reduce over torch.distributed or MPI): verification then moves
+  // O(new keys) bytes per rank in a few all-reduces, whatever the group's
+  // size (slot_verify.cpp).
+  virtual bool has_all_reduce() const { return false; }
+
+  enum class ReduceOp { sum, min };
+  // Every rank's `values`, combined elementwise by `op`, in place on every
+  // rank. All ranks call it with the same length. Throws Error like
+  // all_gather. Only called when has_all_reduce().
+  virtual void all_reduce(std::span<std::int64_t> values, ReduceOp op);
 
   // Every rank's partial reaches rank 0's reduction; its verdict is returned
   // on every rank. Throws Error, the same on every rank where the transport

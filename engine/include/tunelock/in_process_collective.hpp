@@ -18,7 +18,10 @@ namespace tunelock {
 
 class InProcessGroup {
  public:
-  enum class Transport { tree, gather_only };
+  // tree: mailboxes along the binomial tree; gather_only: all-gather alone;
+  // all_reduce: all-gather and a fixed-size all-reduce, as torch.distributed
+  // and MPI offer.
+  enum class Transport { tree, gather_only, all_reduce };
 
   // `timeout` bounds every wait: a rank that never arrives gives the others
   // an Error naming the missing ranks instead of a hang.

@@ -117,6 +117,20 @@ int tunelock_gather_add(void* sink, const char* data, size_t size);
 int tunelock_verify(int64_t iteration, int rank, int size, const char* group_id,
                     const int* world_ranks, tunelock_gather_fn gather, void* context, int* verdict);
 
+/* A transport's all-reduce, as a callback: combine `count` 64-bit integers
+ * elementwise over every rank of the group, in place (op 0: sum, 1:
+ * minimum). Returns 0, or non-zero on failure. */
+typedef int (*tunelock_all_reduce_fn)(void* context, int64_t* values, size_t count, int op);
+
+/* tunelock_verify over a transport that also has a fixed-size all-reduce
+ * (torch.distributed, MPI): bytes per rank grow with the keys new in this
+ * check, not with the group's size, and a check with nothing new is one
+ * all-reduce of one integer. The gather carries only conflicting keys'
+ * texts. Same verdicts, reports and strict mode as tunelock_verify. */
+int tunelock_verify_reduce(int64_t iteration, int rank, int size, const char* group_id,
+                           const int* world_ranks, tunelock_gather_fn gather,
+                           tunelock_all_reduce_fn all_reduce, void* context, int* verdict);
+
 /* The same over the UCX world collective from the environment (RANK,
  * WORLD_SIZE, rendezvous variables); fails where UCX was not built. */
 int tunelock_verify_ucx(int64_t iteration, int* verdict);
