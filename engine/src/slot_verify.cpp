@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <limits>
 #include <map>
@@ -15,26 +16,36 @@ namespace {
 
 using ReduceOp = Collective::ReduceOp;
 
-// A slot table for one MIN all-reduce: slot s holds the smallest word at
-// [s] and the negated largest at [size + s], so one reduction gives both.
-// Words are positive and below 2^62, so their negations fit; an empty slot
-// keeps the neutral values (absent is never a disagreement).
-class MinMaxSlots {
+// A slot table for one MIN all-reduce: slot s holds the smallest key word,
+// the negated largest key word, the smallest value word and the negated
+// largest value word, so one reduction gives both ranges. Words are positive
+// and below 2^62, so their negations fit; an empty slot keeps the neutral
+// values (absent is never a disagreement).
+class Slots {
  public:
-  explicit MinMaxSlots(std::size_t slots) : slots_(slots), words_(2 * slots, kNeutral) {
-    std::fill(words_.begin() + static_cast<std::ptrdiff_t>(slots), words_.end(), 0);
+  explicit Slots(std::size_t slots) : slots_(slots), words_(4 * slots) {
+    for (std::size_t s = 0; s < slots; ++s) {
+      words_[4 * s] = words_[4 * s + 2] = kNeutral;
+      words_[4 * s + 1] = words_[4 * s + 3] = 0;
+    }
   }
 
-  void add(std::size_t slot, std::int64_t word) {
-    words_[slot] = std::min(words_[slot], word);
-    words_[slots_ + slot] = std::min(words_[slots_ + slot], -word);
+  void add(std::size_t slot, std::int64_t key, std::int64_t value) {
+    std::int64_t* w = &words_[4 * slot];
+    w[0] = std::min(w[0], key);
+    w[1] = std::min(w[1], -key);
+    w[2] = std::min(w[2], value);
+    w[3] = std::min(w[3], -value);
   }
   void reduce(Collective& group) { group.all_reduce(words_, ReduceOp::min); }
 
-  bool present(std::size_t slot) const { return words_[slot] != kNeutral; }
-  std::int64_t smallest(std::size_t slot) const { return words_[slot]; }
-  std::int64_t largest(std::size_t slot) const { return -words_[slots_ + slot]; }
   std::size_t size() const { return slots_; }
+  bool present(std::size_t slot) const { return words_[4 * slot] != kNeutral; }
+  // One key in the slot, on every rank that sent one there.
+  bool one_key(std::size_t slot) const { return words_[4 * slot] == -words_[4 * slot + 1]; }
+  std::int64_t key(std::size_t slot) const { return words_[4 * slot]; }
+  bool one_value(std::size_t slot) const { return words_[4 * slot + 2] == -words_[4 * slot + 3]; }
+  std::int64_t value(std::size_t slot) const { return words_[4 * slot + 2]; }
 
  private:
   static constexpr std::int64_t kNeutral = std::numeric_limits<std::int64_t>::max();
@@ -55,32 +66,72 @@ std::size_t slot_of(std::int64_t key, unsigned level, std::size_t slots) {
 
 constexpr unsigned kMaxLevels = 32;  // two distinct words stay together with odds 2^-96
 
-// Every key new on some rank in this check, each placed alone in a slot by
-// rounds of all-reduces; the same list, in the same order, on every rank.
-std::vector<std::int64_t> new_keys(Collective& group, std::vector<std::int64_t> in_play,
-                                   std::size_t total) {
-  const std::size_t slots = std::bit_ceil(std::max<std::size_t>(64, 8 * total));
-  std::vector<std::int64_t> placed;
+// The first all-reduce: how many entries are new in all (the check's
+// `compared`), and the busiest rank's count within a factor of two (a
+// count of ranks per power of two), which sizes the first table.
+struct Counts {
+  std::size_t total = 0;
+  std::size_t busiest = 0;
+};
+
+Counts count_new(Collective& group, std::size_t mine) {
+  std::array<std::int64_t, 65> words{};
+  words[0] = static_cast<std::int64_t>(mine);
+  if (mine > 0) words[1 + std::bit_width(mine)] = 1;  // counts stay below 2^63
+  group.all_reduce(words, ReduceOp::sum);
+  Counts out{static_cast<std::size_t>(words[0]), 0};
+  for (std::size_t b = 64; b >= 2; --b) {
+    if (words[b] > 0) {
+      out.busiest = std::size_t{1} << (b - 1);  // above the busiest count, below twice it
+      break;
+    }
+  }
+  return out;
+}
+
+// Suspects: new keys whose ranks chose differently, or that differ from
+// what the group agreed before. Places every new key alone in a slot by
+// rounds of all-reduces (a slot holding two keys is split again with another
+// salt), compares each key's values there and with the agreed set, and
+// agrees the rest. Every rank reads the same tables, so every rank reaches
+// the same suspects and the same agreed set.
+std::set<std::int64_t> find_suspects(Collective& group, std::span<const ChoiceHash> fresh,
+                                     std::size_t busiest, SlotAgreement& state) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> in_play;  // key word, value word
+  in_play.reserve(fresh.size());
+  for (const ChoiceHash& h : fresh) in_play.emplace_back(word_of(h.key), word_of(h.value));
+  // Eight slots per key of the busiest rank at first (ranks of a
+  // data-parallel group mostly log the same keys), sixteen per shared slot
+  // after: the bytes follow the keys still in play.
+  std::size_t slots = std::bit_ceil(std::max<std::size_t>(16, 8 * busiest));
+  std::set<std::int64_t> suspects;
   for (unsigned level = 0;; ++level) {
     if (level == kMaxLevels)
       throw Error("verify: group '" + group.group_id() + "': keys could not be told apart");
-    MinMaxSlots table(slots);
-    for (std::int64_t key : in_play) table.add(slot_of(key, level, slots), key);
+    Slots table(slots);
+    for (const auto& [key, value] : in_play) table.add(slot_of(key, level, slots), key, value);
     table.reduce(group);
     std::vector<bool> shared(slots, false);
-    bool any_shared = false;
+    std::size_t shared_slots = 0;
     for (std::size_t s = 0; s < slots; ++s) {
       if (!table.present(s)) continue;
-      if (table.smallest(s) == table.largest(s)) {
-        placed.push_back(table.smallest(s));
-      } else {
+      if (!table.one_key(s)) {
         shared[s] = true;
-        any_shared = true;
+        ++shared_slots;
+        continue;
       }
+      const std::int64_t key = table.key(s);
+      if (state.conflicted.count(key)) continue;  // reported once
+      auto agreed = state.agreed.find(key);
+      if (!table.one_value(s) || (agreed != state.agreed.end() && agreed->second != table.value(s)))
+        suspects.insert(key);
+      else
+        state.agreed.emplace(key, table.value(s));
     }
-    // Every rank reads the same reduced table, so all leave together.
-    if (!any_shared) return placed;
-    std::erase_if(in_play, [&](std::int64_t key) { return !shared[slot_of(key, level, slots)]; });
+    if (shared_slots == 0) return suspects;
+    std::erase_if(in_play,
+                  [&](const auto& entry) { return !shared[slot_of(entry.first, level, slots)]; });
+    slots = std::bit_ceil(std::max<std::size_t>(16, 16 * shared_slots));
   }
 }
 
@@ -116,32 +167,15 @@ std::map<std::string, std::map<std::string, std::set<int>>> gather_texts(
 VerifyResult verify_over_slots(Collective& group, std::span<const ChoiceHash> fresh,
                                const std::function<std::vector<ChoiceEntry>()>& everything_sent,
                                SlotAgreement& state) {
-  std::vector<std::int64_t> in_play;
-  in_play.reserve(fresh.size());
-  for (const ChoiceHash& h : fresh) {
-    state.sent.emplace(word_of(h.key), word_of(h.value));
-    in_play.push_back(word_of(h.key));
-  }
   VerifyResult result;
-  std::int64_t total = static_cast<std::int64_t>(fresh.size());
-  group.all_reduce({&total, 1}, ReduceOp::sum);
-  result.compared = static_cast<std::size_t>(total);
-  if (total > 0) {
-    // Each new key's value, from every rank that ever logged it.
-    const std::vector<std::int64_t> keys =
-        new_keys(group, std::move(in_play), static_cast<std::size_t>(total));
-    MinMaxSlots values(keys.size());
-    for (std::size_t i = 0; i < keys.size(); ++i)
-      if (auto it = state.sent.find(keys[i]); it != state.sent.end()) values.add(i, it->second);
-    values.reduce(group);
-    std::set<std::int64_t> suspects;
-    for (std::size_t i = 0; i < keys.size(); ++i)
-      if (values.smallest(i) != values.largest(i) && !state.conflicted.count(keys[i]))
-        suspects.insert(keys[i]);
+  const Counts counts = count_new(group, fresh.size());
+  result.compared = counts.total;
+  if (counts.total > 0) {
+    const std::set<std::int64_t> suspects = find_suspects(group, fresh, counts.busiest, state);
     if (!suspects.empty()) {
       for (auto& [key, by_value] : gather_texts(group, suspects, everything_sent())) {
-        if (by_value.size() < 2) continue;  // two keys whose hashes met: no conflict
         state.conflicted.insert(word_of(hash_of(key)));
+        if (by_value.size() < 2) continue;  // cannot be: the hashes differed
         result.conflicts.push_back(Conflict{key, std::move(by_value)});
       }
     }

@@ -3,12 +3,14 @@
 // number of ranks, and a check with nothing new is one all-reduce of one
 // integer.
 //
-// Entries travel as hashes in slots. A round of all-reduces places every
-// new key alone in a slot (slots holding two keys are split again with
-// another salt); then, for each such key, every rank that has ever logged
-// it contributes its value's hash, and a slot whose smallest and largest
-// value differ names a key two ranks chose differently. Only those keys'
-// texts are gathered, to write the same report as GroupAgreement::fold.
+// Entries travel as hashes in slots: each slot's smallest and largest key
+// hash and value hash, from one MIN all-reduce. A slot with one key whose
+// values differ, or whose value differs from the one the group agreed
+// earlier, names a key ranks chose differently; a slot holding two keys is
+// split again with another salt in a smaller table. Every rank keeps the
+// agreed set (key hash -> value hash), identical on all of them since all
+// read the same tables. Only suspect keys' texts are gathered, to write the
+// same report as GroupAgreement::fold.
 #pragma once
 
 #include <cstdint>
@@ -24,13 +26,12 @@
 
 namespace tunelock::detail {
 
-// What one rank keeps of a group between checks: the hashes of every entry
-// it has sent (a key new on another rank is compared with them), the keys
-// already reported, and whether any check failed. Every rank computes the
-// same `conflicted` and `failed`, from the same all-reduced data.
+// What every rank keeps of a group between checks, the same on all of them:
+// the agreed keys (key word -> value word, words being hashes cut to 62
+// bits), the keys already reported, and whether any check failed.
 struct SlotAgreement {
-  std::unordered_map<std::uint64_t, std::uint64_t> sent;  // key hash -> value hash
-  std::unordered_set<std::uint64_t> conflicted;           // reported once
+  std::unordered_map<std::int64_t, std::int64_t> agreed;
+  std::unordered_set<std::int64_t> conflicted;  // reported once, never re-agreed
   bool failed = false;
 };
 

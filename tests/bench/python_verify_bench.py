@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""tunelock.verify() over torch.distributed against all_gather_object of the
+same batch as text (the transport and check Megatron's autotune uses), side
+by side in one run: an empty batch, and 1,000 new entries per rank per round.
+
+usage: python_verify_bench.py RANKS [BACKEND]   (gloo by default; nccl needs
+one GPU per rank). The tunelock package must be importable (PYTHONPATH).
+Prints one line per case with both medians in ms and their ratio.
+"""
+import os
+import socket
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+ROUNDS = 15
+ENTRIES = 1000
+CONFIG = {"kwargs": {"BLOCK_M": 128, "BLOCK_N": 64}, "num_warps": 8, "num_stages": 3}
+VALUE = "BLOCK_M=128,BLOCK_N=64;warps=8;stages=3;pinned"
+
+
+def megatron_check(payload, size):
+    """all_gather_object of the batch, then every key's values compared."""
+    out = [None] * size
+    dist.all_gather_object(out, payload)
+    seen = {}
+    for batch in out:
+        for key, value in batch.items():
+            seen.setdefault(key, set()).add(value)
+    return [key for key, values in seen.items() if len(values) > 1]
+
+
+def timed(function):
+    dist.barrier()  # ranks start together
+    start = time.perf_counter()
+    function()
+    return (time.perf_counter() - start) * 1e3
+
+
+def rank_main(rank, size, port, backend, results):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    if backend == "nccl":
+        torch.cuda.set_device(rank)
+    dist.init_process_group(backend, rank=rank, world_size=size)
+    import tunelock
+    tunelock.install(mode="pinned")
+    tunelock.verify()  # connects; not timed
+    megatron_check({}, size)
+    cases = {}
+    for case in ("empty", f"{ENTRIES} new entries"):
+        ours, theirs = [], []
+        for round_ in range(ROUNDS):
+            keys = [] if case == "empty" else [
+                f"M={round_ * ENTRIES + i}" for i in range(ENTRIES)]
+            for key in keys:
+                tunelock.log_choice("sm90", "bench.ops", "mm", key, CONFIG, True)
+            ours.append(timed(tunelock.verify))
+            payload = {f"sm90|bench.ops.mm|{key}": VALUE for key in keys}
+            theirs.append(timed(lambda: megatron_check(payload, size)))
+        cases[case] = (statistics.median(ours), statistics.median(theirs))
+    if rank == 0:
+        results.put(cases)
+    dist.destroy_process_group()
+
+
+def main():
+    size = int(sys.argv[1])
+    backend = sys.argv[2] if len(sys.argv) > 2 else "gloo"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    context = mp.get_context("spawn")
+    results = context.Queue()
+    mp.start_processes(rank_main, args=(size, port, backend, results), nprocs=size,
+                       start_method="spawn")
+    for case, (ours, theirs) in results.get().items():
+        print(f"{backend} {size} ranks, {case}: tunelock.verify {ours:.3f} ms, "
+              f"all_gather_object {theirs:.3f} ms: {theirs / ours:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
