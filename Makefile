@@ -65,14 +65,16 @@ bench: build
 	@if [ -f $(WASM)/site/tunelock.js ]; then cd web/tests && node first_decision.cjs ../../$(WASM)/site 5; fi
 	@for n in 2 4 8 16 64; do $(BUILD)/cli/tunelock launch -n $$n -- $(BUILD)/tests/bench/ucx_verify_bench; done
 
-# The UCX check next to torch.distributed all_gather_object over gloo, in one
-# run on one machine (installs Debian's python3-torch, which `make test`
-# does not need).
+# The UCX check next to torch.distributed all_gather_object over gloo, and
+# Python's tunelock.verify() over gloo next to all_gather_object of the same
+# batch, in one run on one machine (installs Debian's python3-torch, which
+# `make test` does not need).
 bench-gloo: build
 	@scripts/install-deps.sh --bench
 	@for n in 2 4 8 16; do \
 	  $(BUILD)/cli/tunelock launch -n $$n -- $(BUILD)/tests/bench/ucx_verify_bench; \
 	  /usr/bin/python3 tests/bench/gloo_all_gather_bench.py $$n; \
+	  PYTHONPATH=$(BUILD)/python /usr/bin/python3 tests/bench/python_verify_bench.py $$n; \
 	done
 	@$(BUILD)/cli/tunelock launch -n 64 -- $(BUILD)/tests/bench/ucx_verify_bench
 
