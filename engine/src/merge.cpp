@@ -156,8 +156,7 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
              text[b.signature];  // as Megatron's merge: same records, same table
     });
     if (!verdict.votes.empty())
-      verdict.equivalent = equivalent_to(records, key, verdict.votes[0].signature,
-                                         never);
+      verdict.equivalent = equivalent_to(records, key, verdict.votes[0].signature, never);
     if (verdict.votes.size() > 1) {
       const Vote& first = verdict.votes[0];
       const Vote& second = verdict.votes[1];
@@ -193,11 +192,14 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
   }
 
   // Device provenance, order-free: every distinct value, sorted.
-  std::set<std::string> devices, drivers, cudas;
+  std::set<std::string> devices, drivers, cudas, tritons;
+  std::map<std::string, std::set<std::string>> packages;
   std::set<std::int64_t> sm_counts;
   std::string recorded_at;
   for (const RecordFile& r : records) {
     if (!r.has_timings) continue;
+    if (!r.device.triton.empty()) tritons.insert(r.device.triton);
+    for (const auto& [name, version] : r.device.packages) packages[name].insert(version);
     if (!r.device.device_name.empty()) devices.insert(r.device.device_name);
     if (!r.device.driver_version.empty()) drivers.insert(r.device.driver_version);
     if (!r.device.cuda_version.empty()) cudas.insert(r.device.cuda_version);
@@ -219,6 +221,8 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
   provenance.cuda_version = joined(cudas);
   provenance.sm_count = sm_counts.size() == 1 ? *sm_counts.begin() : 0;
   provenance.recorded_at = recorded_at;
+  provenance.triton = joined(tritons);
+  for (const auto& [name, versions] : packages) provenance.packages[name] = joined(versions);
 
   MergeResult result{std::make_unique<InMemoryTable>(chosen, provenance), {}};
   for (KeyVerdict& verdict : tally(records)) {
@@ -226,7 +230,8 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
     if (key_arch != chosen || verdict.votes.empty()) continue;
     TableEntry entry{verdict.votes[0].config};
     for (const std::string& sig : verdict.equivalent)
-      entry.equivalent.push_back(config_from_signature(sig, to_string(verdict.key) + ": equivalent"));
+      entry.equivalent.push_back(
+          config_from_signature(sig, to_string(verdict.key) + ": equivalent"));
     result.table->set(qualified, key, std::move(entry));
     if (reported(verdict)) result.disagreements.push_back(std::move(verdict));
   }

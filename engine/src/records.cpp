@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ctime>
+
 #include "tunelock/files.hpp"
 #include "tunelock/json_config.hpp"
 #include "tunelock/timings_sidecar.hpp"
@@ -10,6 +12,15 @@
 namespace tunelock {
 
 namespace fs = std::filesystem;
+
+std::string recording_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return stamp;
+}
 
 void RecordStore::add(const std::string& arch, const std::string& qualified, const std::string& key,
                       const Config& winner, std::vector<CandidateTiming> timings) {

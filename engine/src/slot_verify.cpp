@@ -100,10 +100,10 @@ std::set<std::int64_t> find_suspects(Collective& group, std::span<const ChoiceHa
   std::vector<std::pair<std::int64_t, std::int64_t>> in_play;  // key word, value word
   in_play.reserve(fresh.size());
   for (const ChoiceHash& h : fresh) in_play.emplace_back(word_of(h.key), word_of(h.value));
-  // Eight slots per key of the busiest rank at first (ranks of a
+  // Four slots per key of the busiest rank at first (ranks of a
   // data-parallel group mostly log the same keys), sixteen per shared slot
   // after: the bytes follow the keys still in play.
-  std::size_t slots = std::bit_ceil(std::max<std::size_t>(16, 8 * busiest));
+  std::size_t slots = std::bit_ceil(std::max<std::size_t>(16, 4 * busiest));
   std::set<std::int64_t> suspects;
   for (unsigned level = 0;; ++level) {
     if (level == kMaxLevels)

@@ -54,6 +54,12 @@ void add_timings_from_json(RecordFile& record, std::string_view text, const std:
     record.device.cuda_version = text_of("cuda_version");
     record.device.tool_version = text_of("tool_version");
     record.device.recorded_at = text_of("recorded_at");
+    record.device.triton = text_of("triton");
+    if (const json* packages = find_member(*device, "packages")) {
+      const std::string at = where + "device.packages";
+      for (const auto& [name, version] : require_object(*packages, at).items())
+        record.device.packages[name] = require_string(version, at + "." + name);
+    }
     if (const json* sm = find_member(*device, "sm_count"))
       record.device.sm_count = require_int(*sm, where + "device.sm_count", 0);
   }
@@ -74,8 +80,8 @@ void add_timings_from_json(RecordFile& record, std::string_view text, const std:
           if (const json* flag = find_member(value[i], "nondeterministic"))
             candidate.nondeterministic = require_bool(*flag, member_path(item, "nondeterministic"));
           if (const json* bit_class = find_member(value[i], "class"))
-            candidate.bit_class = static_cast<int>(
-                require_int(*bit_class, member_path(item, "class"), 0, 1 << 30));
+            candidate.bit_class =
+                static_cast<int>(require_int(*bit_class, member_path(item, "class"), 0, 1 << 30));
           const json* ms = find_member(value[i], "median_ms");
           if (ms && !ms->is_null()) {
             if (!ms->is_number() || !(ms->get<double>() >= 0) || !std::isfinite(ms->get<double>()))
@@ -118,6 +124,15 @@ void add_timings(RecordFile& record, std::string_view bytes, const std::string& 
   record.device.cuda_version = str(timings->cuda_version(), where + "cuda_version");
   record.device.tool_version = str(timings->tool_version(), where + "tool_version");
   record.device.recorded_at = str(timings->recorded_at(), where + "recorded_at");
+  record.device.triton = str(timings->triton(), where + "triton");
+  const auto* names = timings->package_names();
+  const auto* versions = timings->package_versions();
+  if ((names ? names->size() : 0) != (versions ? versions->size() : 0))
+    throw Error(where + "package_names and package_versions differ in length");
+  for (flatbuffers::uoffset_t i = 0; names && i < names->size(); ++i) {
+    const std::string at = where + "packages[" + std::to_string(i) + "]";
+    record.device.packages[str(names->Get(i), at)] = str(versions->Get(i), at);
+  }
   for (flatbuffers::uoffset_t k = 0; k < timings->keys()->size(); ++k) {
     const fb::TimedKey* key = timings->keys()->Get(k);
     const std::string at = where + "keys[" + std::to_string(k) + "]";
@@ -172,6 +187,9 @@ std::string timings_to_json(const RecordFile& record) {
                 {"recorded_at", d.recorded_at},
                 {"tool_version", d.tool_version}}},
               {"timings", timings}};
+  // Absent when unknown: older readers and Megatron's tools see no change.
+  if (!d.triton.empty()) out["device"]["triton"] = d.triton;
+  if (!d.packages.empty()) out["device"]["packages"] = d.packages;
   // An unknown rank (-1) is left out: the reader then takes it from the name.
   if (record.rank >= 0) out["rank"] = record.rank;
   return out.dump(1) + "\n";
@@ -198,11 +216,19 @@ std::string timings_to_binary(const RecordFile& record) {
     keys.push_back(fb::CreateTimedKey(b, arch, kernel, text, vector));
   }
   const Provenance& d = record.device;
+  std::vector<std::string> package_names, package_versions;
+  for (const auto& [name, version] : d.packages) {  // std::map: sorted
+    package_names.push_back(name);
+    package_versions.push_back(version);
+  }
   // Strings and vectors are built before the root table starts, as required.
   const auto root = fb::CreateRecordTimings(
       b, kBinaryTimingsVersion, record.rank, b.CreateString(d.device_name), d.sm_count,
       b.CreateString(d.driver_version), b.CreateString(d.cuda_version),
-      b.CreateString(d.tool_version), b.CreateString(d.recorded_at), b.CreateVector(keys));
+      b.CreateString(d.tool_version), b.CreateString(d.recorded_at), b.CreateVector(keys),
+      d.triton.empty() ? 0 : b.CreateString(d.triton),
+      d.packages.empty() ? 0 : b.CreateVectorOfStrings(package_names),
+      d.packages.empty() ? 0 : b.CreateVectorOfStrings(package_versions));
   fb::FinishRecordTimingsBuffer(b, root);
   return checksum_trailer::seal(
       std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()));

@@ -6,6 +6,7 @@
 #include "tunelock/files.hpp"
 #include "tunelock/json_config.hpp"
 #include "tunelock/launcher/detail/family_core.hpp"
+#include "tunelock/records.hpp"
 
 namespace tunelock::launcher {
 
@@ -14,12 +15,7 @@ Launcher::Launcher(Backend& backend, Runtime& runtime, TuningOptions options)
   Provenance device = backend_.device();
   // When a record run happened: merged tables take their recording time
   // from these files, never from the clock of the tool that merges.
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  device.recorded_at = stamp;
+  device.recorded_at = recording_timestamp();
   runtime_.set_device(std::move(device));
 }
 

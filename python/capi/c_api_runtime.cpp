@@ -7,6 +7,7 @@
 #include "tunelock/c_api.h"
 #include "tunelock/collective.hpp"
 #include "tunelock/policy_sources.hpp"
+#include "tunelock/records.hpp"
 #include "tunelock/runtime.hpp"
 #include "tunelock/tuning_key.hpp"
 #include "tunelock/version.hpp"
@@ -260,7 +261,20 @@ int tunelock_set_device(const char* device_json) {
     device.sm_count = d.value("sm_count", std::int64_t{0});
     device.driver_version = d.value("driver_version", "");
     device.cuda_version = d.value("cuda_version", "");
+    device.triton = d.value("triton", "");
+    if (const auto packages = d.find("packages"); packages != d.end()) {
+      if (!packages->is_object()) throw Error("device: packages: expected {name: version}");
+      for (const auto& [name, version] : packages->items()) {
+        if (!version.is_string())
+          throw Error("device: packages." + name + ": expected a version string");
+        device.packages[name] = version.get<std::string>();
+      }
+    }
     device.tool_version = std::string(tool_version());
+    // When the recording happened: merged tables take their time from the
+    // records, never from the clock of the tool that merges.
+    device.recorded_at = d.value("recorded_at", "");
+    if (device.recorded_at.empty()) device.recorded_at = recording_timestamp();
     process_runtime().set_device(std::move(device));
   });
 }

@@ -1,6 +1,7 @@
 """tunelock.triton against the stand-in Triton: what the interception does
 in each mode, with Triton's hooks, pruning and cache."""
 import json
+import re
 import logging
 
 import pytest
@@ -89,6 +90,35 @@ def test_record_then_merge_then_pinned_uses_the_recorded_winner(tmp_path, monkey
     assert bench.calls == 0 and kernel.launches[-1]["BLOCK"] == winner
     (value,) = tunelock.choice_log().values()
     assert value.startswith(f"BLOCK={winner};")
+
+
+def test_a_table_merged_from_python_records_says_what_recorded_it(tmp_path, monkeypatch):
+    """Triton's and PyTorch's versions, the driver (where there is one) and
+    the time of recording reach the sidecar and the merged table."""
+    monkeypatch.setattr(tt, "arch_tag", lambda: "sm90")
+    monkeypatch.setattr(tt, "_driver_version", lambda: "13.0")
+    tt.install(mode="record", record_path=str(tmp_path / "rec"))
+    run_once(make_autotuner(3)[0])
+    tunelock.flush()
+    device = json.loads((tmp_path / "rec.rank0.timings.json").read_text())["device"]
+    assert device["triton"] == triton.__version__ == "3.6.0-standin"
+    assert device["packages"]["triton"] == "3.6.0-standin"
+    assert device["driver_version"] == "13.0"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", device["recorded_at"])
+    tunelock.merge([str(tmp_path / "rec.rank0.json")], str(tmp_path / "sm90.json"))
+    table = json.loads((tmp_path / "sm90.json").read_text())
+    assert table["triton"] == "3.6.0-standin"
+    assert table["packages"]["triton"] == "3.6.0-standin"
+    assert table["provenance"]["driver_version"] == "13.0"
+    assert table["provenance"]["recorded_at"] == device["recorded_at"]
+    try:
+        import torch
+        assert table["packages"]["torch"] == torch.__version__
+    except ImportError:
+        assert "torch" not in table["packages"]
+    # The binary forms keep the same.
+    tunelock.convert_table(str(tmp_path / "sm90.json"), str(tmp_path / "sm90.tlb"))
+    assert tunelock.table(str(tmp_path / "sm90.tlb"))["triton"] == "3.6.0-standin"
 
 
 def test_chaos_picks_per_rank_without_timing():

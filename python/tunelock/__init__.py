@@ -266,15 +266,26 @@ def note_bits_check(module: str, name: str, key: str, config: Config,
 
 
 def set_device(device_name: str = "", sm_count: int = 0, driver_version: str = "",
-               cuda_version: str = "") -> None:
-    """The device, for record sidecars; sm_count 0 means unknown."""
+               cuda_version: str = "", triton: str = "",
+               packages: Optional[Mapping[str, str]] = None) -> None:
+    """The device and software, for record sidecars (and so for the tables
+    merged from them): sm_count 0 means unknown; `packages` maps a package to
+    its version ({"torch": "2.11.0"}). The recording time is stamped now."""
     function = "set_device"
-    device = {
+    device: Dict[str, Any] = {
         "device_name": arguments.text(function, "device_name", device_name),
         "sm_count": arguments.integer(function, "sm_count", sm_count, 0, arguments.INT64_MAX),
         "driver_version": arguments.text(function, "driver_version", driver_version),
         "cuda_version": arguments.text(function, "cuda_version", cuda_version),
+        "triton": arguments.text(function, "triton", triton),
     }
+    if packages is not None:
+        if not isinstance(packages, Mapping):
+            raise TypeError(f"tunelock.{function}: packages: expected a mapping of package "
+                            f"to version, got {type(packages).__name__}")
+        device["packages"] = {arguments.text(function, "packages", name):
+                              arguments.text(function, f"packages[{name!r}]", version)
+                              for name, version in packages.items()}
     check(lib.tunelock_set_device(encode(json.dumps(device))),
           "tunelock.set_device: device_name, sm_count, driver_version or cuda_version")
 

@@ -16,6 +16,7 @@ with the story of one call as Megatron's interception tells it —
 
 Everything else (rules, tables, the log, digest, verify) is the engine's.
 """
+import ctypes
 import logging
 import math
 import threading
@@ -106,15 +107,39 @@ def arch_tag():
     return "unknown"
 
 
-def _describe_device():
+def _driver_version():
+    """The CUDA driver's version as the C++ backend writes it ("13.0"), from
+    the driver library itself; empty where there is none."""
     try:
-        import torch
-        if not torch.cuda.is_available():
-            return
-        props = torch.cuda.get_device_properties(torch.cuda.current_device())
-        engine.set_device(props.name, props.multi_processor_count, "", str(torch.version.cuda))
+        driver = ctypes.CDLL("libcuda.so.1")
+        version = ctypes.c_int(0)
+        if driver.cuDriverGetVersion(ctypes.byref(version)) != 0:
+            return ""
+        return f"{version.value // 1000}.{version.value % 1000 // 10}"
+    except OSError:
+        return ""
+
+
+def _describe_device():
+    """Provenance for record sidecars: the GPU (where CUDA is), the driver,
+    and the versions of Triton and PyTorch that timed the configs."""
+    fields = {"driver_version": _driver_version()}
+    packages = {}
+    try:
+        import triton
+        fields["triton"] = packages["triton"] = str(getattr(triton, "__version__", ""))
     except ImportError:
         pass
+    try:
+        import torch
+        packages["torch"] = str(torch.__version__)
+        fields["cuda_version"] = str(torch.version.cuda or "")
+        if torch.cuda.is_available():
+            props = torch.cuda.get_device_properties(torch.cuda.current_device())
+            fields["device_name"], fields["sm_count"] = props.name, props.multi_processor_count
+    except ImportError:
+        pass
+    engine.set_device(packages={k: v for k, v in packages.items() if v}, **fields)
 
 
 def kernel_name(autotuner):

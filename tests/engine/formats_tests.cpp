@@ -395,6 +395,36 @@ BOOST_AUTO_TEST_CASE(record_files_written_by_a_run_merge_back) {
              "BLOCK=64;warps=4;stages=2");
 }
 
+BOOST_AUTO_TEST_CASE(sidecars_carry_triton_and_package_versions_into_the_merged_table) {
+  auto sidecar = [](int rank, const std::string& torch) {
+    return R"({"format_version": 1, "rank": )" + std::to_string(rank) +
+           R"(, "device": {"device_name": "H200", "sm_count": 132, "driver_version": "13.0",
+             "recorded_at": "2026-12-01T10:0)" +
+           std::to_string(rank) +
+           R"(:00Z", "triton": "3.6.0", "packages": {"triton": "3.6.0", "torch": ")" + torch +
+           R"("}}, "timings": {"sm90": {"k": {"M=1": [{"signature": "BLOCK=64;warps=4;stages=2",
+             "median_ms": 0.5}]}}}})";
+  };
+  std::vector<RecordFile> records(2);
+  for (int r = 0; r < 2; ++r) {
+    add_timings(records[static_cast<std::size_t>(r)], sidecar(r, r ? "2.11.1" : "2.11.0"),
+                "t.json");
+    records[static_cast<std::size_t>(r)].origin = "rec.rank" + std::to_string(r) + ".json";
+    records[static_cast<std::size_t>(r)].winners[{"sm90", "k", "M=1"}] =
+        make_config({{"BLOCK", 64}}, 4, 2);
+    // Through the binary form and back: nothing lost.
+    RecordFile again;
+    add_timings(again, timings_to_binary(records[static_cast<std::size_t>(r)]), "t.tlrt");
+    BOOST_TEST((again.device == records[static_cast<std::size_t>(r)].device));
+  }
+  const Provenance merged = merge_records(records, "", "").table->provenance();
+  BOOST_TEST(merged.triton == "3.6.0");
+  BOOST_TEST(merged.packages.at("triton") == "3.6.0");
+  BOOST_TEST(merged.packages.at("torch") == "2.11.0 | 2.11.1");  // the records differ: both named
+  BOOST_TEST(merged.driver_version == "13.0");
+  BOOST_TEST(merged.recorded_at == "2026-12-01T10:01:00Z");  // the latest
+}
+
 BOOST_AUTO_TEST_CASE(timing_sidecars_convert_between_json_and_binary_without_loss) {
   const Recording recording;
   RecordFile from_json;

@@ -19,6 +19,9 @@
 
 namespace tunelock {
 
+// Now, in UTC, as records stamp `recorded_at` ("2026-12-01T18:00:00Z").
+std::string recording_timestamp();
+
 class RecordStore {
  public:
   void add(const std::string& arch, const std::string& qualified, const std::string& key,
