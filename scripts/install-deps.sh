@@ -18,7 +18,7 @@ packages=(
 if [[ ${1:-} != --demo ]]; then
   packages+=(
     libboost-test-dev libbenchmark-dev
-    python3 python3-pytest
+    python3 python3-pytest python3-venv python3-build
     emscripten chromium
     iproute2 openmpi-bin libopenmpi-dev
     clang libclang-rt-14-dev
