@@ -98,5 +98,18 @@ grep -q '^\[rank 0\] fine' squat.1 && fail "squatter: a forged line reached the 
 grep -q "more bytes not shown" squat.1 || fail "squatter: 200 KB should be cut"
 (($(wc -c <squat.1) < 8000)) || fail "squatter: $(wc -c <squat.1) bytes of output"
 
+# 4. A local job's UCX listens on loopback only: each rank names the device it
+#    chose from the rendezvous address (UCX_NET_DEVICES, unless the user set it).
+port=$(free_port)
+for r in 0 1; do
+  TUNELOCK_MASTER_PORT=$port TUNELOCK_JOB_TOKEN=lo TUNELOCK_VERIFY_TIMEOUT=60 TUNELOCK_LOG_LEVEL=debug \
+    RANK=$r WORLD_SIZE=2 timeout 120 "$rank_program" agree >lo.$r 2>&1 &
+done
+wait
+for r in 0 1; do
+  grep -q "UCX uses network device lo (the rendezvous address's)" lo.$r && grep -q "agreed" lo.$r ||
+    fail "rank $r should use loopback: $(head -c 600 lo.$r)"
+done
+
 ((failures == 0)) && echo "ok: rendezvous hardening"
 exit $failures
