@@ -15,39 +15,40 @@
 namespace tunelock::detail {
 namespace {
 
-namespace od = simdjson::ondemand;
+namespace dom = simdjson::dom;
 
 // Thrown where the full reader must decide.
 struct Defer {};
 
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
-std::int64_t integer(od::value value, std::int64_t min,
+std::int64_t integer(dom::element value, std::int64_t min,
                      std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
   std::int64_t number = 0;
-  if (value.get_int64().get(number) != simdjson::SUCCESS) throw Defer{};
+  if (!value.is_int64() || value.get_int64().get(number) != simdjson::SUCCESS) throw Defer{};
   if (number < min || number > max) throw Defer{};
   return number;
 }
 
-Config read_config(od::object object) {
+Config read_config(dom::object object) {
   Config config;
   bool warps = false, stages = false, kwargs = false, ctas = false, nreg = false, ir = false;
   const auto once = [](bool& seen) {
     if (seen) throw Defer{};
     seen = true;
   };
-  for (auto field : object) {
-    const std::string_view name = field.unescaped_key();
-    od::value value = field.value();
+  for (const dom::key_value_pair field : object) {
+    const std::string_view name = field.key;
+    const dom::element value = field.value;
     if (name == "kwargs") {
       once(kwargs);
-      for (auto param : value.get_object()) {
-        std::string param_name(std::string_view(param.unescaped_key()));
-        if (param_name.empty()) throw Defer{};
+      const dom::object params = value;
+      config.params.reserve(params.size());
+      for (const dom::key_value_pair param : params) {
+        if (param.key.empty()) throw Defer{};
         const std::int64_t min =
-            is_block_param(param_name) ? 1 : std::numeric_limits<std::int64_t>::min();
-        config.params.push_back(Param{std::move(param_name), integer(param.value(), min)});
+            is_block_param(param.key) ? 1 : std::numeric_limits<std::int64_t>::min();
+        config.params.push_back(Param{std::string(param.key), integer(param.value, min)});
       }
     } else if (name == "num_warps") {
       once(warps);
@@ -63,7 +64,7 @@ Config read_config(od::object object) {
       if (!value.is_null()) config.maxnreg = static_cast<int>(integer(value, 1, kIntMax));
     } else if (name == "ir_override") {
       once(ir);
-      if (!value.is_null()) config.ir_override = std::string(std::string_view(value.get_string()));
+      if (!value.is_null()) config.ir_override = std::string(std::string_view(value));
     } else {
       throw Defer{};  // `equivalent`, or a field the full reader refuses
     }
@@ -76,53 +77,49 @@ Config read_config(od::object object) {
   return config;
 }
 
-// simdjson's On-Demand API: one pass, no document tree, so the peak is the
-// text, its structural index and the table being built.
+// simdjson's DOM parser: it validates the whole document (the On-Demand
+// API checks only what is read, and accepted a stray ':' between members),
+// and picks the widest SIMD the CPU has at run time. The text is parsed in
+// place when `readable` leaves the padding simdjson reads past its end.
 std::unique_ptr<InMemoryTable> read(std::string_view text, const std::string& origin,
                                     std::size_t readable) {
   static_assert(simdjson::SIMDJSON_PADDING <= kReadPadding);
-  simdjson::padded_string copy;
-  if (readable < text.size() + simdjson::SIMDJSON_PADDING) {
-    copy = simdjson::padded_string(text);
-    text = copy;
-  }
-  od::parser parser;
-  od::document document =
-      parser.iterate(simdjson::padded_string_view(text, text.size() + simdjson::SIMDJSON_PADDING));
+  dom::parser parser;
+  // Nesting the full reader refuses is deferred to it, for its message.
+  if (parser.allocate(text.size(), /*max_depth=*/64) != simdjson::SUCCESS) throw Defer{};
+  const bool padded = readable >= text.size() + simdjson::SIMDJSON_PADDING;
+  const dom::object root = parser.parse(text.data(), text.size(), /*realloc_if_needed=*/!padded);
   // Everything but the kernels is small: it is handed to the full reader's
   // code as JSON text so both paths read the header the same way.
   nlohmann::json header = nlohmann::json::object();
   InMemoryTable entries("");
   bool kernels_present = false;
-  for (auto field : document.get_object()) {
-    const std::string key(std::string_view(field.unescaped_key()));
-    od::value value = field.value();
+  for (const dom::key_value_pair field : root) {
+    const std::string key(field.key);
     if (key != "kernels") {
       if (header.contains(key)) throw Defer{};
-      header[key] = parse_json(std::string_view(simdjson::to_json_string(value)), origin);
+      header[key] = parse_json(simdjson::to_string(field.value), origin);
       continue;
     }
     if (kernels_present) throw Defer{};
     kernels_present = true;
-    std::unordered_set<std::string> names;
-    for (auto kernel_field : value.get_object()) {
-      std::string kernel(std::string_view(kernel_field.unescaped_key()));
+    // Kernel names point into the parser's strings, alive until the end.
+    std::unordered_set<std::string_view> names;
+    for (const dom::key_value_pair kernel_field : dom::object(field.value)) {
+      if (!names.insert(kernel_field.key).second) throw Defer{};
+      const std::string kernel(kernel_field.key);
       check_kernel_name(kernel, origin);
-      for (auto entry_field : kernel_field.value().get_object()) {
-        std::string key_text(std::string_view(entry_field.unescaped_key()));
-        check_key(key_text, origin);
-        Config config = read_config(entry_field.value().get_object());
-        if (!entries.set(kernel, std::move(key_text), TableEntry{std::move(config)}))
+      for (const dom::key_value_pair entry_field : dom::object(kernel_field.value)) {
+        check_key(entry_field.key, origin);
+        Config config = read_config(entry_field.value);
+        if (!entries.set(kernel, std::string(entry_field.key), TableEntry{std::move(config)}))
           throw Defer{};  // a repeated key
       }
-      if (!names.insert(std::move(kernel)).second) throw Defer{};
     }
     // Checked above, and each kernel object's entries taken: the header
     // check has nothing left to look at.
     header["kernels"] = nlohmann::json::object();
   }
-  // Nothing may follow the root object.
-  if (document.current_location().error() != simdjson::OUT_OF_BOUNDS) throw Defer{};
   if (!kernels_present) throw Defer{};
   return table_from_json_header(header, origin, std::move(entries));
 }
