@@ -76,7 +76,7 @@ class Member final : public TreeCollective {
 
 // The same member without the tree: verification then gathers, as over a
 // plug-in transport that has all-gather alone.
-class GatherOnlyMember final : public Collective {
+class GatherOnlyMember : public Collective {
  public:
   explicit GatherOnlyMember(std::unique_ptr<Collective> inner) : inner_(std::move(inner)) {}
   int rank() const override { return inner_->rank(); }
@@ -93,19 +93,13 @@ class GatherOnlyMember final : public Collective {
 // A member whose transport offers a fixed-size all-reduce (as
 // torch.distributed and MPI do), here made of the all-gather: verification
 // then runs over slots (slot_verify.cpp).
-class AllReduceMember final : public Collective {
+class AllReduceMember final : public GatherOnlyMember {
  public:
-  explicit AllReduceMember(std::unique_ptr<Collective> inner) : inner_(std::move(inner)) {}
-  int rank() const override { return inner_->rank(); }
-  int size() const override { return inner_->size(); }
-  std::string group_id() const override { return inner_->group_id(); }
-  std::vector<std::string> all_gather(std::string_view payload) override {
-    return inner_->all_gather(payload);
-  }
+  using GatherOnlyMember::GatherOnlyMember;
   bool has_all_reduce() const override { return true; }
   void all_reduce(std::span<std::int64_t> values, ReduceOp op) override {
     const std::vector<std::string> all =
-        inner_->all_gather({reinterpret_cast<const char*>(values.data()), values.size_bytes()});
+        all_gather({reinterpret_cast<const char*>(values.data()), values.size_bytes()});
     for (std::size_t i = 0; i < values.size(); ++i) {
       std::int64_t out = op == ReduceOp::sum ? 0 : std::numeric_limits<std::int64_t>::max();
       for (const std::string& bytes : all) {
@@ -118,9 +112,6 @@ class AllReduceMember final : public Collective {
       values[i] = out;
     }
   }
-
- private:
-  std::unique_ptr<Collective> inner_;
 };
 
 }  // namespace

@@ -119,7 +119,8 @@ void Runtime::note_bits_check(const KernelId& kernel, std::string_view key, cons
   if (*repeated) return;
   const std::string message = changed_bits_message(qualified, key, signature(pinned));
   if (policy()->verify_strict) throw Error(message);
-  if (notices_.first("changed-bits|" + qualified + "|" + std::string(key) + "|" + signature(pinned)))
+  if (notices_.first("changed-bits|" + qualified + "|" + std::string(key) + "|" +
+                     signature(pinned)))
     logger().warn("{}", message);
 }
 
@@ -192,22 +193,7 @@ VerifyResult Runtime::verify(Collective& group) {
 // transports that only gather (a trainer's own MPI or NCCL).
 VerifyResult Runtime::gather_and_fold(Collective& group, std::span<const ChoiceEntry> fresh,
                                       GroupState& state) {
-  const std::string id = group.group_id();
-  const std::vector<std::string> gathered = group.all_gather(encode_batch(group.rank(), fresh));
-  if (gathered.size() != static_cast<std::size_t>(group.size())) {
-    throw Error("verify: group '" + id + "' returned " + std::to_string(gathered.size()) +
-                " payloads for " + std::to_string(group.size()) + " ranks");
-  }
-  std::vector<RankBatch> batches;
-  batches.reserve(gathered.size());
-  for (std::size_t r = 0; r < gathered.size(); ++r) {
-    const std::string origin = "verify: rank " + std::to_string(r) + " of group '" + id + "'";
-    batches.push_back(decode_batch(gathered[r], origin));
-    if (batches.back().rank != static_cast<int>(r))
-      throw Error(origin + ": batch claims rank " + std::to_string(batches.back().rank));
-    batches.back().rank = group.world_rank(static_cast<int>(r));  // reports name real processes
-  }
-  return state.agreement.fold(batches);
+  return state.agreement.fold(gather_batches(group, fresh));
 }
 
 // Every rank holds the same conflicts; this is the one place that decides
@@ -276,7 +262,8 @@ std::filesystem::path choice_log_prefix_from_environment() {
   if (prefix.ends_with('/')) {  // as for TUNELOCK_RECORD: a prefix, never a folder
     throw Error(std::string(env_names::kChoiceLog) + "='" + prefix +
                 "' ends in '/': it is a file prefix (<prefix>.rank<N>.json), not a folder; "
-                "e.g. '" + prefix + "choices'");
+                "e.g. '" +
+                prefix + "choices'");
   }
   return prefix;
 }

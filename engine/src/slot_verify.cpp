@@ -143,22 +143,9 @@ std::map<std::string, std::map<std::string, std::set<int>>> gather_texts(
   std::vector<ChoiceEntry> mine;
   for (const ChoiceEntry& e : sent)
     if (suspects.count(word_of(hash_of(e.key)))) mine.push_back(e);
-  const std::vector<std::string> gathered = group.all_gather(encode_batch(group.rank(), mine));
-  if (gathered.size() != static_cast<std::size_t>(group.size())) {
-    throw Error("verify: group '" + group.group_id() + "' returned " +
-                std::to_string(gathered.size()) + " payloads for " + std::to_string(group.size()) +
-                " ranks");
-  }
   std::map<std::string, std::map<std::string, std::set<int>>> texts;
-  for (std::size_t r = 0; r < gathered.size(); ++r) {
-    const std::string origin =
-        "verify: rank " + std::to_string(r) + " of group '" + group.group_id() + "'";
-    const RankBatch batch = decode_batch(gathered[r], origin);
-    if (batch.rank != static_cast<int>(r))
-      throw Error(origin + ": batch claims rank " + std::to_string(batch.rank));
-    for (const ChoiceEntry& e : batch.entries)
-      texts[e.key][e.value].insert(group.world_rank(static_cast<int>(r)));
-  }
+  for (const RankBatch& batch : gather_batches(group, mine))
+    for (const ChoiceEntry& e : batch.entries) texts[e.key][e.value].insert(batch.rank);
   return texts;
 }
 

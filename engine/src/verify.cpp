@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
+#include "tunelock/detail/bounded_verifier.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/fb/verify_batch_generated.h"
-#include "tunelock/detail/bounded_verifier.hpp"
 
 namespace tunelock {
 
@@ -113,6 +113,25 @@ RankBatch decode_batch(std::string_view bytes, const std::string& origin) {
       out.entries.push_back(ChoiceEntry{e->key()->str(), e->value()->str()});
   }
   return out;
+}
+
+std::vector<RankBatch> gather_batches(Collective& group, std::span<const ChoiceEntry> entries) {
+  const std::string id = group.group_id();
+  const std::vector<std::string> gathered = group.all_gather(encode_batch(group.rank(), entries));
+  if (gathered.size() != static_cast<std::size_t>(group.size())) {
+    throw Error("verify: group '" + id + "' returned " + std::to_string(gathered.size()) +
+                " payloads for " + std::to_string(group.size()) + " ranks");
+  }
+  std::vector<RankBatch> batches;
+  batches.reserve(gathered.size());
+  for (std::size_t r = 0; r < gathered.size(); ++r) {
+    const std::string origin = "verify: rank " + std::to_string(r) + " of group '" + id + "'";
+    batches.push_back(decode_batch(gathered[r], origin));
+    if (batches.back().rank != static_cast<int>(r))
+      throw Error(origin + ": batch claims rank " + std::to_string(batches.back().rank));
+    batches.back().rank = group.world_rank(static_cast<int>(r));
+  }
+  return batches;
 }
 
 }  // namespace tunelock

@@ -188,17 +188,23 @@ def tuning_key(key_args: Union[Iterable[Tuple[str, Any]], Mapping[str, Any]],
                      encode(json.dumps(dtype_texts)), where="tunelock.tuning_key: key_args or dtypes")
 
 
+def _kernel_call(function: str, arch: str, module: str, name: str,
+                 key: str) -> Tuple[bytes, bytes, bytes, bytes]:
+    """The arch, module, kernel name and key of one call, checked and encoded
+    for the C ABI, as pinned_choice and log_choice take them."""
+    return (encode(arguments.arch(function, "arch", arch)),
+            encode(arguments.text(function, "module", module)),
+            encode(arguments.kernel_name(function, "name", name)),
+            encode(arguments.text(function, "key", key)))
+
+
 def pinned_choice(arch: str, module: str, name: str, key: str,
                   candidates: Sequence[Config]) -> Choice:
     """The timing-free choice under the installed policy, logged as pinned."""
     function = "pinned_choice"
-    arch = arguments.arch(function, "arch", arch)
-    module = arguments.text(function, "module", module)
-    name = arguments.kernel_name(function, "name", name)
-    key = arguments.text(function, "key", key)
+    call = _kernel_call(function, arch, module, name, key)
     configs = arguments.configs(function, "candidates", candidates)
-    result = call_json("tunelock_pinned_choice", encode(arch), encode(module), encode(name),
-                       encode(key), encode(json.dumps(configs)),
+    result = call_json("tunelock_pinned_choice", *call, encode(json.dumps(configs)),
                        where="tunelock.pinned_choice: candidates")
     return Choice(result["index"], result["signature"], result["reason"],
                   equivalent=tuple(result.get("equivalent", ())))
@@ -206,15 +212,12 @@ def pinned_choice(arch: str, module: str, name: str, key: str,
 
 def log_choice(arch: str, module: str, name: str, key: str, config: Config, pinned: bool) -> bool:
     function = "log_choice"
-    arch = arguments.arch(function, "arch", arch)
-    module = arguments.text(function, "module", module)
-    name = arguments.kernel_name(function, "name", name)
-    key = arguments.text(function, "key", key)
+    call = _kernel_call(function, arch, module, name, key)
     config = arguments.config(function, "config", config)
     pinned = arguments.flag(function, "pinned", pinned)
     is_new = ctypes.c_int()
-    check(lib.tunelock_log_choice(encode(arch), encode(module), encode(name), encode(key),
-                                  encode(json.dumps(config)), int(pinned), ctypes.byref(is_new)),
+    check(lib.tunelock_log_choice(*call, encode(json.dumps(config)), int(pinned),
+                                  ctypes.byref(is_new)),
           "tunelock.log_choice: config")
     return bool(is_new.value)
 

@@ -85,4 +85,9 @@ std::string encode_batch(int rank, std::span<const ChoiceEntry> entries);
 // Throws Error naming `origin` when the bytes are not a valid batch.
 RankBatch decode_batch(std::string_view bytes, const std::string& origin);
 
+// Every rank's `entries`, over the group's all-gather, in rank order, each
+// batch checked (one per rank, claiming its own rank) and naming its world
+// rank, so reports name processes a user can find.
+std::vector<RankBatch> gather_batches(Collective& group, std::span<const ChoiceEntry> entries);
+
 }  // namespace tunelock
