@@ -40,6 +40,7 @@ void print_text(const Policy& policy, std::ostream& out) {
       << "nondeterministic: " << declared_configs_text(policy.nondeterministic) << "\n"
       << "check_bits:       " << policy.check_bits << "\n"
       << "equivalent:       " << to_string(policy.equivalent) << "\n"
+      << "provenance:       " << to_string(policy.provenance) << "\n"
       << "intercepts:       " << policy.intercepts() << "\n";
 }
 
@@ -94,6 +95,8 @@ Command add_policy_command(CLI::App& app) {
              "Configs declared racy, KERNEL@SIGNATURE joined by '|'");
   value_flag("--check-bits", "check_bits", "on/off: the first pinned call per key checks its bits");
   value_flag("--equivalent", "equivalent", "off or timed: time within an entry's equivalent configs");
+  value_flag("--provenance", "provenance",
+             "warn, strict or ignore: a table recorded on another machine");
   cmd->add_flag("--json", flags->json, "Print the policy as one JSON object");
   return {cmd, [flags](Streams& streams) { return show_policy(*flags, streams); }};
 }

@@ -1,10 +1,11 @@
-// `tunelock table show|convert|validate|diff`: looking at, converting and
-// checking tables without a GPU.
+// `tunelock table show|convert|validate|diff|audit`: looking at, converting
+// and checking tables without a GPU, and what an audit run says they cost.
 
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "table_files.hpp"
+#include "tunelock/audit_report.hpp"
 #include "tunelock/candidates.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/table_diff.hpp"
@@ -15,6 +16,8 @@ namespace {
 struct Paths {
   std::string first, second, candidates;
   bool json = false;
+  std::vector<std::string> audits;
+  double max_regret_pct = 5;
 };
 
 int show(const Paths& paths, Streams& streams) {
@@ -28,8 +31,19 @@ int show(const Paths& paths, Streams& streams) {
               << "source:   " << p.source << "\n"
               << "device:   " << p.device_name
               << (p.sm_count ? " (" + std::to_string(p.sm_count) + " SMs)" : "") << "\n"
-              << "recorded: " << p.recorded_at << "\n"
-              << "entries:  " << table->entry_count() << "\n";
+              << "recorded: " << p.recorded_at << "\n";
+  if (!p.driver_version.empty() || !p.cuda_version.empty())
+    streams.out << "driver:   " << p.driver_version << ", CUDA " << p.cuda_version << "\n";
+  if (!p.triton.empty()) streams.out << "triton:   " << p.triton << "\n";
+  for (const auto& [name, version] : p.packages)
+    streams.out << "package:  " << name << " " << version << "\n";
+  if (p.ranks) streams.out << "voted:    " << p.ranks << " rank(s) of " << p.runs << " run(s)\n";
+  if (!p.mixed.empty()) {
+    std::string fields;
+    for (const std::string& f : p.mixed) fields += (fields.empty() ? "" : ", ") + f;
+    streams.out << "mixed:    the records differed in " << fields << "\n";
+  }
+  streams.out << "entries:  " << table->entry_count() << "\n";
   for (const std::string& kernel : table->kernels()) {
     for (const std::string& key : table->keys(kernel))
       streams.out << kernel << " [" << key << "] -> " << describe(*table->entry(kernel, key))
@@ -37,7 +51,8 @@ int show(const Paths& paths, Streams& streams) {
   }
   for (const auto& [kernel, signatures] : table->nondeterministic())
     for (const std::string& sig : signatures)
-      streams.out << "nondeterministic: " << kernel << " " << sig << " (skipped by the fallback rules)\n";
+      streams.out << "nondeterministic: " << kernel << " " << sig
+                  << " (skipped by the fallback rules)\n";
   return kExitOk;
 }
 
@@ -106,6 +121,18 @@ int diff(const Paths& paths, Streams& streams) {
   return differences ? kExitDifferent : kExitOk;
 }
 
+// What a table costs today, from audit runs' files; exit 1 over the limit.
+int audit(const Paths& paths, Streams& streams) {
+  std::vector<AuditFile> files;
+  for (const std::string& path : paths.audits) files.push_back(load_audit_file(path));
+  const AuditReport report = audit_report(files, paths.max_regret_pct);
+  if (paths.json)
+    streams.out << audit_report_json(report).dump(1) << "\n";
+  else
+    streams.out << audit_report_text(report);
+  return report.exit_code() ? kExitDifferent : kExitOk;
+}
+
 Command sub(CLI::App& parent, const char* name, const char* help,
             const std::shared_ptr<Paths>& paths, int (*run)(const Paths&, Streams&)) {
   CLI::App* cmd = parent.add_subcommand(name, help);
@@ -143,7 +170,20 @@ Command add_table_command(CLI::App& app) {
   diff_cmd.app->add_option("B", paths->second, "New table")->required();
   diff_cmd.app->add_flag("--json", paths->json, "Print {added, removed, changed[, arch]} as JSON");
 
-  return {table, dispatch_to_subcommands({show_cmd, convert_cmd, validate_cmd, diff_cmd})};
+  Command audit_cmd =
+      sub(*table, "audit",
+          "What a table costs today, from TUNELOCK_MODE=audit runs' "
+          "<prefix>.rank<N>.audit.json (exit 1 over --max-regret or on changed bits)",
+          paths, audit);
+  audit_cmd.app->add_option("FILES", paths->audits, "Audit files, one per rank")->required();
+  audit_cmd.app
+      ->add_option("--max-regret", paths->max_regret_pct,
+                   "Regret in % above which an entry fails the audit (default 5)")
+      ->check(CLI::NonNegativeNumber);
+  audit_cmd.app->add_flag("--json", paths->json, "Print the report as JSON");
+
+  return {table,
+          dispatch_to_subcommands({show_cmd, convert_cmd, validate_cmd, diff_cmd, audit_cmd})};
 }
 
 }  // namespace tunelock::cli

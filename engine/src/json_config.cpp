@@ -42,7 +42,8 @@ int launch_option(const json& object, std::string_view field, const std::string&
 void reject_unknown_fields(const json& value, const std::string& where, bool entry) {
   for (const auto& [field, member] : value.get_ref<const json::object_t&>()) {
     if (field != "kwargs" && field != "num_warps" && field != "num_stages" && field != "num_ctas" &&
-        field != "maxnreg" && field != "ir_override" && !(entry && field == "equivalent")) {
+        field != "maxnreg" && field != "ir_override" &&
+        !(entry && (field == "equivalent" || field == "ties"))) {
       throw Error(member_path(where, field) +
                   ": unknown config field; known: kwargs, num_warps, num_stages, num_ctas, "
                   "maxnreg, ir_override");
@@ -275,16 +276,20 @@ Config config_from_json(const json& value, const std::string& where) {
 
 TableEntry table_entry_from_json(const json& value, const std::string& where) {
   TableEntry entry{read_config(value, where, false, /*entry=*/true), {}};
-  if (const json* equivalent = find_member(value, "equivalent")) {
-    const std::string at = member_path(where, "equivalent");
-    require_array(*equivalent, at);
-    for (std::size_t i = 0; i < equivalent->size(); ++i) {
-      Config config = read_config((*equivalent)[i], index_path(at, i), false);
-      if (config == entry.config || std::find(entry.equivalent.begin(), entry.equivalent.end(),
-                                              config) != entry.equivalent.end())
-        throw Error(index_path(at, i) + ": repeats " + signature(config) +
-                    " (list each equivalent config once, never the entry's own)");
-      entry.equivalent.push_back(std::move(config));
+  // `equivalent` and `ties`: lists of configs, each once, never the entry's own.
+  for (const auto& [field, list] :
+       {std::pair("equivalent", &entry.equivalent), std::pair("ties", &entry.ties)}) {
+    const json* configs = find_member(value, field);
+    if (!configs) continue;
+    const std::string at = member_path(where, field);
+    require_array(*configs, at);
+    for (std::size_t i = 0; i < configs->size(); ++i) {
+      Config config = read_config((*configs)[i], index_path(at, i), false);
+      if (config == entry.config || std::find(list->begin(), list->end(), config) != list->end())
+        throw Error(index_path(at, i) + ": repeats " + signature(config) + " (list each " +
+                    (std::string(field) == "ties" ? "tied" : "equivalent") +
+                    " config once, never the entry's own)");
+      list->push_back(std::move(config));
     }
   }
   return entry;
@@ -311,6 +316,11 @@ json table_entry_to_json(const TableEntry& entry) {
     json list = json::array();
     for (const Config& c : entry.equivalent) list.push_back(config_to_json(c));
     out["equivalent"] = std::move(list);
+  }
+  if (!entry.ties.empty()) {
+    json list = json::array();
+    for (const Config& c : entry.ties) list.push_back(config_to_json(c));
+    out["ties"] = std::move(list);
   }
   return out;
 }

@@ -18,12 +18,13 @@ namespace {
 // files of one rank, would count a rank twice.
 void require_distinct(const std::vector<RecordFile>& records) {
   std::map<std::string, const RecordFile*> by_origin;
-  std::map<int, const RecordFile*> by_rank;
+  // Ranks of one run (`<run>.rank<N>.json`): two runs may both have a rank 0.
+  std::map<std::pair<std::string, int>, const RecordFile*> by_rank;
   for (const RecordFile& r : records) {
     if (auto [it, fresh] = by_origin.emplace(r.origin, &r); !fresh)
       throw Error(r.origin + ": given twice; each record file is one rank's vote");
     if (r.rank < 0) continue;
-    if (auto [it, fresh] = by_rank.emplace(r.rank, &r); !fresh) {
+    if (auto [it, fresh] = by_rank.emplace(std::pair(r.run, r.rank), &r); !fresh) {
       throw Error(it->second->origin + " and " + r.origin + " are both rank " +
                   std::to_string(r.rank) + "; merge one file per rank");
     }
@@ -81,6 +82,68 @@ std::vector<std::string> equivalent_to(const std::vector<RecordFile>& records, c
   return out;  // std::map: sorted
 }
 
+// The median of `sorted` with one occurrence of `dropped` taken out, in
+// O(log n); kNoTiming when nothing is left. REQUIRES: `dropped` in `sorted`.
+double median_without(const std::vector<double>& sorted, double dropped) {
+  const std::size_t n = sorted.size() - 1;
+  if (n == 0) return kNoTiming;
+  const auto at = static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), dropped) -
+                                           sorted.begin());
+  auto get = [&](std::size_t i) { return sorted[i < at ? i : i + 1]; };
+  return n % 2 ? get(n / 2) : (get(n / 2 - 1) + get(n / 2)) / 2;
+}
+
+// Winners within the best-timed winner's own cross-rank spread: a vote
+// whose aggregated median is no slower than the best's slowest rank.
+std::vector<std::string> tie_set(const std::vector<Vote>& votes) {
+  const Vote* best = nullptr;
+  for (const Vote& v : votes)
+    if (!v.timings_ms.empty() && (!best || aggregated_ms(v) < aggregated_ms(*best))) best = &v;
+  if (!best) return {};
+  std::vector<std::string> out;
+  for (const Vote& v : votes)
+    if (aggregated_ms(v) <= best->timings_ms.back()) out.push_back(v.signature);
+  if (out.size() < 2) return {};
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// How many voters, each dropped alone, would change the kept config. A
+// key won by two or more votes clear of the runner-up cannot flip; closer
+// keys replay the vote without each rank: one vote less for its winner,
+// its timings out of every candidate's median.
+int flip_count(const std::vector<Vote>& votes, const std::vector<const RecordFile*>& voters,
+               const RecordKey& key, const std::map<std::string, std::string>& text) {
+  if (votes.empty()) return 0;
+  if (votes.size() == 1 ? votes[0].count >= 2 : votes[0].count - votes[1].count >= 2) return 0;
+  int flips = 0;
+  for (const RecordFile* rank : voters) {
+    const std::string voted = signature(rank->winners.at(key));
+    std::map<std::string, double> own;  // this rank's timings of the voted-for configs
+    if (const auto timed = rank->timings.find(key); timed != rank->timings.end())
+      for (const CandidateTiming& c : timed->second)
+        if (c.median_ms) own[c.signature] = *c.median_ms;
+    const Vote* kept = nullptr;
+    int kept_count = 0;
+    double kept_ms = kNoTiming;
+    for (const Vote& v : votes) {
+      const int count = v.count - (v.signature == voted);
+      if (count == 0) continue;
+      const auto mine = own.find(v.signature);
+      const double ms = mine == own.end() || v.timings_ms.empty()
+                            ? aggregated_ms(v)
+                            : median_without(v.timings_ms, mine->second);
+      const bool better =
+          !kept || count > kept_count ||
+          (count == kept_count &&
+           (ms < kept_ms || (ms == kept_ms && text.at(v.signature) < text.at(kept->signature))));
+      if (better) kept = &v, kept_count = count, kept_ms = ms;
+    }
+    if (kept && kept != &votes[0]) ++flips;
+  }
+  return flips;
+}
+
 }  // namespace
 
 bool is_disagreement(const KeyVerdict& verdict) {
@@ -112,8 +175,10 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
   const KernelFlags by_kernel = flags_by_kernel(flagged);
   const std::set<std::string> none;
   std::map<RecordKey, std::map<std::string, Vote>> votes;
+  std::map<RecordKey, std::vector<const RecordFile*>> voters;
   for (const RecordFile& record : records) {
     for (const auto& [key, config] : record.winners) {
+      voters[key].push_back(&record);
       Vote& vote = votes[key][signature(config)];
       vote.signature = signature(config);
       vote.config = config;
@@ -157,6 +222,10 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
     });
     if (!verdict.votes.empty())
       verdict.equivalent = equivalent_to(records, key, verdict.votes[0].signature, never);
+    verdict.ties = tie_set(verdict.votes);
+    const std::vector<const RecordFile*>& voted = voters[key];
+    verdict.voters = static_cast<int>(voted.size());
+    verdict.flips = flip_count(verdict.votes, voted, key, text);
     if (verdict.votes.size() > 1) {
       const Vote& first = verdict.votes[0];
       const Vote& second = verdict.votes[1];
@@ -223,6 +292,21 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
   provenance.recorded_at = recorded_at;
   provenance.triton = joined(tritons);
   for (const auto& [name, versions] : packages) provenance.packages[name] = joined(versions);
+  // Who voted, and whether they ran alike: the table says so itself.
+  std::set<std::string> runs;
+  for (const RecordFile& r : records) runs.insert(r.run);
+  provenance.ranks = static_cast<std::int64_t>(records.size());
+  provenance.runs = static_cast<std::int64_t>(runs.size());
+  auto note_mixed = [&](const char* field, std::size_t distinct) {
+    if (distinct > 1) provenance.mixed.push_back(field);
+  };
+  note_mixed("device_name", devices.size());
+  note_mixed("sm_count", sm_counts.size());
+  note_mixed("driver_version", drivers.size());
+  note_mixed("cuda_version", cudas.size());
+  note_mixed("triton", tritons.size());
+  for (const auto& [name, versions] : packages)
+    if (versions.size() > 1) provenance.mixed.push_back("packages." + name);
 
   MergeResult result{std::make_unique<InMemoryTable>(chosen, provenance), {}};
   for (KeyVerdict& verdict : tally(records)) {
@@ -232,6 +316,10 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
     for (const std::string& sig : verdict.equivalent)
       entry.equivalent.push_back(
           config_from_signature(sig, to_string(verdict.key) + ": equivalent"));
+    for (const Vote& vote : verdict.votes)  // the tie set's configs as voted, less the kept one
+      if (&vote != &verdict.votes[0] &&
+          std::binary_search(verdict.ties.begin(), verdict.ties.end(), vote.signature))
+        entry.ties.push_back(vote.config);
     result.table->set(qualified, key, std::move(entry));
     if (reported(verdict)) result.disagreements.push_back(std::move(verdict));
   }

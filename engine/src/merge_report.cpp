@@ -39,6 +39,15 @@ void append_decision(std::string& out, const KeyVerdict& v) {
     }
   }
   out += "\n";
+  if (!v.ties.empty()) {
+    out += "  within noise (each no slower than the best's slowest rank):";
+    for (const std::string& sig : v.ties) out += " " + sig;
+    out += "\n";
+  }
+  if (v.voters > 1)
+    out += fmt::format("  flip risk {}/{}: dropping any one of {} rank(s) would change the kept "
+                       "config\n",
+                       v.flips, v.voters, v.flips);
 }
 
 }  // namespace
@@ -57,7 +66,9 @@ nlohmann::json verdict_to_json(const KeyVerdict& verdict) {
           {"kept",
            verdict.votes.empty() ? nlohmann::json() : nlohmann::json(verdict.votes[0].signature)},
           {"decided_by", to_string(verdict.decided_by)},
-          {"equivalent", verdict.equivalent}};
+          {"equivalent", verdict.equivalent},
+          {"ties", verdict.ties},
+          {"flip_risk", {{"flips", verdict.flips}, {"voters", verdict.voters}}}};
 }
 
 std::string disagreement_report(const std::vector<KeyVerdict>& disagreements) {

@@ -16,6 +16,8 @@ std::string_view to_string(Mode mode) {
       return "pinned";
     case Mode::record:
       return "record";
+    case Mode::audit:
+      return "audit";
   }
   return "unknown";
 }
@@ -26,6 +28,18 @@ std::string_view to_string(OnMiss on_miss) {
 
 std::string_view to_string(Equivalent equivalent) {
   return equivalent == Equivalent::timed ? "timed" : "off";
+}
+
+std::string_view to_string(ProvenanceCheck check) {
+  switch (check) {
+    case ProvenanceCheck::warn:
+      return "warn";
+    case ProvenanceCheck::strict:
+      return "strict";
+    case ProvenanceCheck::ignore:
+      return "ignore";
+  }
+  return "unknown";
 }
 
 Mode Policy::effective_mode() const {
@@ -67,10 +81,11 @@ void validate_block_sizes(std::span<const BlockSize> block_sizes) {
 }
 
 void Policy::validate() const {
-  if (effective_mode() == Mode::record && record_path.empty()) {
-    throw Error(
-        "policy: mode 'record' needs a record path (TUNELOCK_RECORD=<file prefix> or "
-        "record_path=<file prefix>)");
+  if ((effective_mode() == Mode::record || effective_mode() == Mode::audit) &&
+      record_path.empty()) {
+    throw Error("policy: mode '" + std::string(to_string(effective_mode())) +
+                "' needs a record path (TUNELOCK_RECORD=<file prefix> or "
+                "record_path=<file prefix>)");
   }
   if (record_path.ends_with('/')) {
     // A prefix naming a folder would write hidden files such as `dir/.rank0.json`.

@@ -93,7 +93,8 @@ Mode parse_mode(std::string_view raw, const std::string& origin) {
   if (value == "auto") return Mode::automatic;
   if (value == "pinned") return Mode::pinned;
   if (value == "record") return Mode::record;
-  invalid(origin, raw, "auto, pinned, record");
+  if (value == "audit") return Mode::audit;
+  invalid(origin, raw, "auto, pinned, record, audit");
 }
 
 OnMiss parse_on_miss(std::string_view raw, const std::string& origin) {
@@ -108,6 +109,14 @@ Equivalent parse_equivalent(std::string_view raw, const std::string& origin) {
   if (value == "off") return Equivalent::off;
   if (value == "timed") return Equivalent::timed;
   invalid(origin, raw, "off, timed");
+}
+
+ProvenanceCheck parse_provenance_check(std::string_view raw, const std::string& origin) {
+  const std::string value = trim(raw);
+  if (value == "warn") return ProvenanceCheck::warn;
+  if (value == "strict") return ProvenanceCheck::strict;
+  if (value == "ignore") return ProvenanceCheck::ignore;
+  invalid(origin, raw, "warn, strict, ignore");
 }
 
 BlockSize parse_block_size(std::string_view name, std::string_view value,
@@ -128,7 +137,7 @@ struct Field {
   std::string_view env_alias = {};
 };
 
-constexpr std::array<Field, 16> kFields{{
+constexpr std::array<Field, 17> kFields{{
     {"mode", "MODE",
      [](Policy& p, std::string_view v, const std::string& o) { p.mode = parse_mode(v, o); }},
     {"modules", "MODULES",
@@ -146,7 +155,9 @@ constexpr std::array<Field, 16> kFields{{
        p.block_sizes = parse_block_sizes(v, o);
      }},
     {"verify_every", "VERIFY_EVERY",
-     [](Policy& p, std::string_view v, const std::string& o) { p.verify_every = parse_count(v, o); },
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.verify_every = parse_count(v, o);
+     },
      "VERIFY"},
     {"verify_strict", "VERIFY_STRICT",
      [](Policy& p, std::string_view v, const std::string& o) {
@@ -173,6 +184,10 @@ constexpr std::array<Field, 16> kFields{{
     {"equivalent", "EQUIVALENT",
      [](Policy& p, std::string_view v, const std::string& o) {
        p.equivalent = parse_equivalent(v, o);
+     }},
+    {"provenance", "PROVENANCE",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.provenance = parse_provenance_check(v, o);
      }},
 }};
 
@@ -323,7 +338,7 @@ std::vector<std::string_view> policy_keys() {
 
 bool warn_if_mamba_env_ignored(const Environment& env, const Policy& policy, Notices& notices) {
   const std::string* value = lookup(env, "MAMBA_DETERMINISTIC");
-  if (!value || policy.effective_mode() == Mode::pinned) return false;
+  if (!value || policy.pins()) return false;
   if (!notices.first("MAMBA_DETERMINISTIC")) return false;
   logger().warn(
       "MAMBA_DETERMINISTIC={} is set, but it does not pin these kernels: only the tunelock policy "
@@ -352,6 +367,7 @@ nlohmann::json policy_to_json(const Policy& policy) {
       {"nondeterministic", declared_configs_text(policy.nondeterministic)},
       {"check_bits", policy.check_bits},
       {"equivalent", std::string(to_string(policy.equivalent))},
+      {"provenance", std::string(to_string(policy.provenance))},
       {"intercepts", policy.intercepts()},
   };
 }

@@ -62,6 +62,9 @@ RecordFile record_from_json(std::string_view text, const std::string& origin) {
   const nlohmann::json root = parse_json(text, origin);
   RecordFile record;
   record.origin = origin;
+  const std::string_view filename = std::string_view(origin).substr(origin.rfind('/') + 1);
+  const RankFileName named = parse_rank_file_name(filename);
+  record.run = named.run.empty() ? named.stem : named.run;
   record_layout::walk_three_levels(
       root, origin + ": ",
       [&](const std::string& arch, const std::string& qualified, const std::string& key,

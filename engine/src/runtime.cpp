@@ -28,7 +28,7 @@ std::shared_ptr<const Policy> Runtime::policy() const {
 
 void Runtime::install(const Policy& policy) {
   policy.validate();
-  if (policy.effective_mode() == Mode::record) {
+  if (policy.effective_mode() == Mode::record || policy.effective_mode() == Mode::audit) {
     // Fail now, while the previous policy still stands, rather than at exit
     // after a whole run of tuning.
     ensure_writable_parent(RecordStore::record_file(policy.record_path, rank_));
@@ -48,13 +48,63 @@ void Runtime::install(const Policy& policy) {
   }
   log_.clear();
   records_.clear();
+  audits_.clear();
   notices_.reset();
   generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void Runtime::write_pending_records(const Policy& policy) {
+  if (policy.effective_mode() == Mode::audit && !audits_.empty())
+    audits_.write(policy.record_path, rank_);
   if (policy.effective_mode() != Mode::record || records_.empty()) return;
   records_.write(policy.record_path, rank_);
+}
+
+std::size_t Runtime::audit_key(std::string_view arch, const KernelId& kernel, std::string_view key,
+                               std::span<const Config> candidates, const Choice& choice,
+                               std::size_t launched, std::span<const CandidateTiming> timings,
+                               std::optional<bool> repeats) {
+  if (timings.size() != candidates.size() || launched >= candidates.size())
+    throw Error("audit of " + kernel.qualified() + " [" + std::string(key) +
+                "]: " + std::to_string(timings.size()) + " timings for " +
+                std::to_string(candidates.size()) + " candidates");
+  AuditEntry entry;
+  entry.arch = std::string(arch);
+  entry.kernel = kernel.qualified();
+  entry.key = std::string(key);
+  entry.pinned = signature(candidates[launched]);
+  entry.reason = std::string(to_string(choice.reason));
+  // Stale: the table holds an entry for the call (either name, the key or
+  // "*") that names none of the live candidates, so a later rule chose.
+  const std::shared_ptr<const Table> table = table_for(arch);
+  if (table && choice.reason != Reason::table && choice.reason != Reason::table_wildcard) {
+    for (const std::string& name : {entry.kernel, kernel.name})
+      for (std::string_view k : {key, kWildcardKey})
+        if (const auto found = table->entry(name, k))
+          entry.stale =
+              entry.stale || std::none_of(candidates.begin(), candidates.end(),
+                                          [&](const Config& c) { return found->matches(c); });
+  }
+  for (const CandidateTiming& t : timings) entry.candidates.push_back({t.signature, t.median_ms});
+  // Bits: the pinned config's own check, else the audit's flag; then the
+  // entry's config and its equivalents against what launched, by class.
+  const bool compared = std::any_of(timings.begin(), timings.end(), [](const CandidateTiming& t) {
+    return t.bit_class.has_value() || t.nondeterministic;
+  });
+  entry.repeats = repeats    ? repeats
+                  : compared ? std::optional<bool>(!timings[launched].nondeterministic)
+                             : std::nullopt;
+  std::vector<std::size_t> group =
+      table ? tunelock::equivalent_candidates(*table, kernel, key, candidates, choice)
+            : std::vector<std::size_t>{};
+  group.push_back(choice.index);
+  for (std::size_t i : group) {
+    if (i == launched || !compared) continue;
+    if (timings[i].nondeterministic || timings[i].bit_class != timings[launched].bit_class)
+      entry.equivalent_differs.push_back(timings[i].signature);
+  }
+  std::sort(entry.equivalent_differs.begin(), entry.equivalent_differs.end());
+  return audits_.add(std::move(entry));
 }
 
 std::shared_ptr<const Table> Runtime::table_for(std::string_view arch) {
@@ -67,10 +117,18 @@ std::shared_ptr<const Table> Runtime::table_for(std::string_view arch) {
   // Loaded outside the lock: a slow disk must not stall other threads' choices.
   std::shared_ptr<const Table> table = load_table_for_arch(arch, current->table_path, true);
   std::lock_guard lock(mutex_);
-  if (table) {
-    for (const std::string& difference : provenance_differences(table->provenance(), device_))
-      logger().warn("the {} table was recorded on another device ({}); using it anyway", arch,
-                    difference);
+  // Once per table and policy (the table is cached below): one line naming
+  // each difference, or under strict an Error every time it is asked for.
+  if (table && current->provenance != ProvenanceCheck::ignore) {
+    const std::string differences = provenance_difference_line(table->provenance(), device_);
+    if (!differences.empty() && current->provenance == ProvenanceCheck::strict)
+      throw Error("the " + std::string(arch) + " table was recorded on another machine (" +
+                  differences +
+                  ") and TUNELOCK_PROVENANCE=strict refuses it; record a table "
+                  "here, or set TUNELOCK_PROVENANCE=warn to use it anyway");
+    if (!differences.empty())
+      logger().warn("the {} table was recorded on another machine ({}); using it anyway", arch,
+                    differences);
   }
   if (policy_ != current) return table;  // a new policy came in meanwhile: do not cache
   return tables_.emplace(std::string(arch), table).first->second;
@@ -78,6 +136,7 @@ std::shared_ptr<const Table> Runtime::table_for(std::string_view arch) {
 
 void Runtime::set_device(Provenance device) {
   records_.set_device(device);
+  audits_.set_device(device);
   std::lock_guard lock(mutex_);
   device_ = std::move(device);
 }

@@ -256,7 +256,7 @@ std::vector<std::size_t> equivalent_candidates(const Table& table, const KernelI
 }
 
 std::vector<Config> autotune_configs(std::vector<Config> configs, const Policy& policy) {
-  if (configs.empty() || policy.effective_mode() != Mode::pinned) return configs;
+  if (configs.empty() || !policy.pins()) return configs;
   const auto matched = match_block_sizes(configs, policy.block_sizes);
   const std::size_t chosen = matched ? *matched : cheapest(configs);
   return {std::move(configs[chosen])};

@@ -8,19 +8,59 @@
 
 namespace tunelock {
 
+namespace {
+
+// "12.4.1" -> "12.4" (parts = 2) or "12" (parts = 1); text without dots as is.
+std::string leading_parts(std::string_view version, int parts) {
+  std::size_t end = 0;
+  for (int i = 0; i < parts; ++i) {
+    end = version.find('.', end ? end + 1 : 0);
+    if (end == std::string_view::npos) return std::string(version);
+  }
+  return std::string(version.substr(0, end));
+}
+
+// The values of a field a merged table lists ("a | b"), each cut to `parts`
+// version parts when parts > 0.
+std::vector<std::string> listed_values(std::string_view field, int parts) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= field.size()) {
+    std::size_t end = field.find(" | ", start);
+    if (end == std::string_view::npos) end = field.size();
+    const std::string_view value = field.substr(start, end - start);
+    out.push_back(parts > 0 ? leading_parts(value, parts) : std::string(value));
+    start = end + 3;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> provenance_differences(const Provenance& table, const Provenance& device) {
   std::vector<std::string> out;
-  auto compare = [&](const char* field, const std::string& a, const std::string& b) {
-    if (!a.empty() && !b.empty() && a != b)
-      out.push_back(std::string(field) + ": table '" + a + "' vs device '" + b + "'");
+  // `parts` > 0 compares only that many leading version parts.
+  auto compare = [&](const char* field, const std::string& a, const std::string& b, int parts) {
+    if (a.empty() || b.empty()) return;
+    const std::vector<std::string> values = listed_values(a, parts);
+    const std::string running = parts > 0 ? leading_parts(b, parts) : b;
+    if (std::find(values.begin(), values.end(), running) != values.end()) return;
+    out.push_back(std::string(field) + ": table '" + a + "' vs device '" + b + "'");
   };
-  compare("device_name", table.device_name, device.device_name);
+  compare("device_name", table.device_name, device.device_name, 0);
   if (table.sm_count && device.sm_count && table.sm_count != device.sm_count) {
     out.push_back("sm_count: table " + std::to_string(table.sm_count) + " vs device " +
                   std::to_string(device.sm_count));
   }
-  compare("driver_version", table.driver_version, device.driver_version);
-  compare("cuda_version", table.cuda_version, device.cuda_version);
+  compare("triton", table.triton, device.triton, 2);
+  compare("cuda_version", table.cuda_version, device.cuda_version, 1);
+  return out;
+}
+
+std::string provenance_difference_line(const Provenance& table, const Provenance& device) {
+  std::string out;
+  for (const std::string& difference : provenance_differences(table, device))
+    out += (out.empty() ? "" : "; ") + difference;
   return out;
 }
 

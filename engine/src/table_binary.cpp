@@ -60,11 +60,13 @@ flatbuffers::Offset<fb::Provenance> write_provenance(flatbuffers::FlatBufferBuil
   }
   const auto names_offset = b.CreateVectorOfStrings(names);
   const auto versions_offset = b.CreateVectorOfStrings(versions);
+  const auto mixed_offset = p.mixed.empty() ? 0 : b.CreateVectorOfStrings(p.mixed);
   // Arguments are built before CreateProvenance starts its table, as required.
-  return fb::CreateProvenance(
-      b, b.CreateString(p.source), b.CreateString(p.tool_version), b.CreateString(p.device_name),
-      p.sm_count, b.CreateString(p.driver_version), b.CreateString(p.cuda_version),
-      b.CreateString(p.recorded_at), b.CreateString(p.triton), names_offset, versions_offset);
+  return fb::CreateProvenance(b, b.CreateString(p.source), b.CreateString(p.tool_version),
+                              b.CreateString(p.device_name), p.sm_count,
+                              b.CreateString(p.driver_version), b.CreateString(p.cuda_version),
+                              b.CreateString(p.recorded_at), b.CreateString(p.triton), names_offset,
+                              versions_offset, p.ranks, p.runs, mixed_offset);
 }
 
 // ---- Reading ----
@@ -132,16 +134,17 @@ void check_semantics(const fb::TunedTable& table, const std::string& origin) {
       if (kernel->configs()->Get(i) >= config_count)
         throw Error(where + " (" + kernel->name()->str() + "): config reference out of range");
     }
-    if (const auto* equivalents = kernel->equivalents()) {
-      if (equivalents->size() != keys.size())
-        throw Error(where + " (" + kernel->name()->str() +
-                    "): " + std::to_string(equivalents->size()) + " equivalent lists for " +
-                    std::to_string(keys.size()) + " keys");
-      for (const fb::Equivalents* list : *equivalents)
+    for (const auto& [lists, what] :
+         {std::pair(kernel->equivalents(), "equivalent"), std::pair(kernel->ties(), "tie")}) {
+      if (!lists) continue;
+      if (lists->size() != keys.size())
+        throw Error(where + " (" + kernel->name()->str() + "): " + std::to_string(lists->size()) +
+                    " " + what + " lists for " + std::to_string(keys.size()) + " keys");
+      for (const fb::Equivalents* list : *lists)
         for (std::uint32_t ref : *list->configs())
           if (ref >= config_count)
-            throw Error(where + " (" + kernel->name()->str() +
-                        "): equivalent config reference out of range");
+            throw Error(where + " (" + kernel->name()->str() + "): " + what +
+                        " config reference out of range");
     }
   }
 }
@@ -172,6 +175,14 @@ Provenance read_provenance(const fb::Provenance* p, const std::string& origin) {
     const std::string at = where + ".packages[" + std::to_string(i) + "]";
     out.packages[std::string(text(names->Get(i), at))] = text(versions->Get(i), at);
   }
+  if (p->ranks() < 0 || p->runs() < 0)
+    throw Error(where + ": ranks and runs must be 0 or more, not " + std::to_string(p->ranks()) +
+                " and " + std::to_string(p->runs()));
+  out.ranks = p->ranks();
+  out.runs = p->runs();
+  for (flatbuffers::uoffset_t i = 0; p->mixed() && i < p->mixed()->size(); ++i)
+    out.mixed.push_back(
+        std::string(text(p->mixed()->Get(i), where + ".mixed[" + std::to_string(i) + "]")));
   return out;
 }
 
@@ -308,6 +319,9 @@ class BinaryTable final : public Table {
     if (k->equivalents())
       for (std::uint32_t ref : *k->equivalents()->Get(at)->configs())
         out.equivalent.push_back(decode_config(*root_->configs()->Get(ref)).config);
+    if (k->ties())
+      for (std::uint32_t ref : *k->ties()->Get(at)->configs())
+        out.ties.push_back(decode_config(*root_->configs()->Get(ref)).config);
     return out;
   }
 
@@ -396,29 +410,35 @@ std::string table_to_binary(const Table& table) {
   for (const std::string& kernel : table.kernels()) {
     std::vector<flatbuffers::Offset<flatbuffers::String>> keys;
     std::vector<std::uint32_t> refs;
-    std::vector<std::vector<std::uint32_t>> lists;
-    bool any_equivalent = false;
+    std::vector<std::vector<std::uint32_t>> equivalent_lists, tie_lists;
     for (const std::string& key : table.keys(kernel)) {
       const TableEntry entry = *table.entry(kernel, key);
       keys.push_back(b.CreateString(key));
       refs.push_back(reference(entry.config));
-      std::vector<std::uint32_t>& list = lists.emplace_back();
-      for (const Config& c : entry.equivalent) list.push_back(reference(c));
-      any_equivalent |= !list.empty();
+      std::vector<std::uint32_t>& equivalent = equivalent_lists.emplace_back();
+      for (const Config& c : entry.equivalent) equivalent.push_back(reference(c));
+      std::vector<std::uint32_t>& ties = tie_lists.emplace_back();
+      for (const Config& c : entry.ties) ties.push_back(reference(c));
     }
     // Absent when no entry has any, so a table without them keeps its bytes.
-    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Equivalents>>>
-        equivalents_offset;
-    if (any_equivalent) {
-      std::vector<flatbuffers::Offset<fb::Equivalents>> equivalents;
+    using ListsOffset =
+        flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Equivalents>>>;
+    auto write_lists = [&](const std::vector<std::vector<std::uint32_t>>& lists) {
+      ListsOffset offset;
+      if (std::all_of(lists.begin(), lists.end(), [](const auto& l) { return l.empty(); }))
+        return offset;
+      std::vector<flatbuffers::Offset<fb::Equivalents>> written;
       for (const auto& list : lists)
-        equivalents.push_back(fb::CreateEquivalents(b, b.CreateVector(list)));
-      equivalents_offset = b.CreateVector(equivalents);
-    }
+        written.push_back(fb::CreateEquivalents(b, b.CreateVector(list)));
+      return b.CreateVector(written);
+    };
+    const ListsOffset equivalents_offset = write_lists(equivalent_lists);
+    const ListsOffset ties_offset = write_lists(tie_lists);
     const auto name = b.CreateString(kernel);
     const auto keys_offset = b.CreateVector(keys);
     const auto refs_offset = b.CreateVector(refs);
-    kernels.push_back(fb::CreateKernel(b, name, keys_offset, refs_offset, equivalents_offset));
+    kernels.push_back(
+        fb::CreateKernel(b, name, keys_offset, refs_offset, equivalents_offset, ties_offset));
   }
   const auto arch = b.CreateString(std::string(table.arch()));
   const auto provenance = write_provenance(b, table.provenance());

@@ -39,6 +39,16 @@ Provenance provenance_from(const json& root, const std::string& where) {
     out.recorded_at = optional_string(*tool, "recorded_at", prefix);
     if (const json* sm = find_member(*tool, "sm_count"))
       out.sm_count = require_int(*sm, member_path(at, "sm_count"), 0);
+    if (const json* ranks = find_member(*tool, "ranks"))
+      out.ranks = require_int(*ranks, member_path(at, "ranks"), 0);
+    if (const json* runs = find_member(*tool, "runs"))
+      out.runs = require_int(*runs, member_path(at, "runs"), 0);
+    if (const json* mixed = find_member(*tool, "mixed")) {
+      const std::string mixed_at = member_path(at, "mixed");
+      require_array(*mixed, mixed_at);
+      for (std::size_t i = 0; i < mixed->size(); ++i)
+        out.mixed.push_back(require_string((*mixed)[i], index_path(mixed_at, i)));
+    }
   }
   return out;
 }
@@ -159,6 +169,11 @@ std::string table_to_json(const Table& table) {
       {"source", p.source},
       {"triton", p.triton},
   };
+  // Who voted and what differed: absent in tables no merge wrote.
+  json& written = root["provenance"];
+  if (p.ranks) written["ranks"] = p.ranks;
+  if (p.runs) written["runs"] = p.runs;
+  if (!p.mixed.empty()) written["mixed"] = p.mixed;
   if (!table.nondeterministic().empty()) {  // absent: as before the audit reached tables
     json flagged = json::object();
     for (const auto& [kernel, signatures] : table.nondeterministic()) flagged[kernel] = signatures;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "tunelock/call_plan.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/launcher/launcher.hpp"
 #include "tunelock/log.hpp"
@@ -61,9 +62,13 @@ std::size_t FamilyCore::decide(std::span<const KeyValue> values,
     // with a policy change may still use the old choice once; install a
     // policy at start-up, before kernels run.
     for (ChoiceCache& cache : caches_) cache.clear();
+    for (ChoiceCache& cache : audited_caches_) cache.clear();
+    audited_.clear();
     generation_.store(generation, std::memory_order_release);
   }
   const std::size_t slot = launcher_.backend().arch_slot();
+  if (launcher_.runtime().policy()->effective_mode() == Mode::audit)
+    return decide_audited(values, dtypes, site, slot);
   ChoiceCache& cache = caches_[slot];
   if (const std::size_t hit = cache.find(values, dtypes); hit != ChoiceCache::kNone) return hit;
   const std::size_t index =
@@ -72,29 +77,44 @@ std::size_t FamilyCore::decide(std::span<const KeyValue> values,
   return index;
 }
 
-// The story of one new key, as Megatron's interception tells it:
-// single variant -> nothing to choose; in scope and pinned -> the rules,
-// never timed, then the pinned config's bits checked once; otherwise ->
-// timed (never inside a graph capture), logged when observed, recorded and
-// audited in record mode.
+std::size_t FamilyCore::decide_audited(std::span<const KeyValue> values,
+                                       std::span<const std::string_view> dtypes,
+                                       const CallSite& site, std::size_t slot) {
+  ChoiceCache& cache = audited_caches_[slot];
+  std::size_t at = cache.find(values, dtypes);
+  if (at == ChoiceCache::kNone) {
+    last_audit_id_.reset();
+    const std::size_t variant =
+        choose(launcher_.backend().arch(slot), tuning_key_text(values, dtypes), site);
+    at = audited_.size();
+    audited_.push_back({variant, last_audit_id_});
+    cache.insert(values, dtypes, at);
+  }
+  if (audited_[at].audit_id) launcher_.runtime().count_audited_call(*audited_[at].audit_id);
+  return audited_[at].variant;
+}
+
+// The story of one new key, as the engine's call plan tells it
+// (call_plan.hpp): single variant -> nothing to choose; pinned -> the
+// rules, never timed, then the pinned config's bits checked once (audit:
+// then every candidate timed); otherwise -> timed (never inside a graph
+// capture), logged when observed, recorded and audited in record mode.
 std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
                                const CallSite& site) {
   Runtime& runtime = launcher_.runtime();
   const auto policy = runtime.policy();
+  const FirstCall plan = plan_first_call(*policy, id_, configs_.size());
+  const ChoiceOrigin origin = policy->pins() ? ChoiceOrigin::pinned : ChoiceOrigin::timed;
+
+  if (plan == FirstCall::single_logged)
+    runtime.log_choice(arch, id_, kWildcardKey, configs_[0], origin);
+  if (plan == FirstCall::single || plan == FirstCall::single_logged) return 0;
+  if (policy->enumerate) enumerate_once(enumerate_state(plan));
+
+  if (plan == FirstCall::pinned || plan == FirstCall::audited)
+    return choose_pinned(arch, key, site, *policy, plan == FirstCall::audited);
+
   const Mode mode = policy->effective_mode();
-  const bool observed = policy->observes(id_);
-  const ChoiceOrigin origin = mode == Mode::pinned ? ChoiceOrigin::pinned : ChoiceOrigin::timed;
-
-  if (configs_.size() == 1) {
-    if (observed && policy->intercepts())
-      runtime.log_choice(arch, id_, kWildcardKey, configs_[0], origin);
-    return 0;
-  }
-  if (policy->enumerate)
-    enumerate_once(!observed ? "UNPINNED" : mode == Mode::pinned ? "PINNED" : "TIMED");
-
-  if (observed && mode == Mode::pinned) return choose_pinned(arch, key, site, *policy);
-
   if (site.capturing) {
     throw Error("kernel family '" + qualified_ + "' [" + key + "] on " + arch +
                 ": its first call for this key is inside a CUDA graph capture, and the " +
@@ -102,8 +122,8 @@ std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
                 " policy would time its candidates, which cannot run during a capture; warm up "
                 "(call it once for this key) before capturing, or capture under pinned");
   }
-  return choose_timed(arch, key, site, observed && policy->intercepts(),
-                      observed && mode == Mode::record);
+  return choose_timed(arch, key, site, plan != FirstCall::untouched,
+                      plan == FirstCall::timed_recorded);
 }
 
 // The rules' choice, then, once per key, its bits: two runs on identical
@@ -111,19 +131,41 @@ std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
 // since a rank's own observation must not split the ranks. Nothing runs
 // inside a graph capture, so a captured first call goes unchecked.
 std::size_t FamilyCore::choose_pinned(const std::string& arch, const std::string& key,
-                                      const CallSite& site, const Policy& policy) {
+                                      const CallSite& site, const Policy& policy, bool audited) {
   Runtime& runtime = launcher_.runtime();
   const Choice choice =
       runtime.pinned_choice(arch, id_, key, configs_, /*log=*/true, nondeterministic_);
-  if (policy.equivalent == Equivalent::timed && !policy.chaos && !site.capturing) {
-    const std::vector<std::size_t> members =
-        runtime.equivalent_candidates(arch, id_, key, configs_, choice);
-    if (!members.empty()) return fastest_equivalent(key, site, policy, choice.index, members);
+  std::size_t launched = choice.index;
+  std::optional<bool> repeats;
+  std::vector<std::size_t> members;
+  if (policy.equivalent == Equivalent::timed && !policy.chaos && !site.capturing)
+    members = runtime.equivalent_candidates(arch, id_, key, configs_, choice);
+  if (!members.empty()) {
+    launched = fastest_equivalent(key, site, policy, choice.index, members);
+  } else if (policy.check_bits && !site.capturing) {
+    repeats = repeats_its_bits(launcher_.backend(), site, choice.index);
+    runtime.note_bits_check(id_, key, configs_[choice.index], repeats);
   }
-  if (policy.check_bits && !site.capturing)
-    runtime.note_bits_check(id_, key, configs_[choice.index],
-                            repeats_its_bits(launcher_.backend(), site, choice.index));
-  return choice.index;
+  // The audit only watches: what launches is what plain pinned launches.
+  if (audited && !site.capturing)
+    last_audit_id_ = audit_key(arch, key, site, choice, launched, repeats);
+  return launched;
+}
+
+std::size_t FamilyCore::audit_key(const std::string& arch, const std::string& key,
+                                  const CallSite& site, const Choice& choice, std::size_t launched,
+                                  std::optional<bool> repeats) {
+  // Timed as record mode times (outputs put back), with its bits audit:
+  // two runs per candidate, then bit classes. The engine files the result.
+  const TuningResult tuned =
+      tune(launcher_.backend(), site, configs_, launcher_.tuning(), qualified_,
+           qualified_ + " [" + key + "]", launcher_.runtime().notices(), /*audit=*/true);
+  std::vector<CandidateTiming> timings;
+  for (std::size_t i = 0; i < configs_.size(); ++i)
+    timings.push_back({signature(configs_[i]), tuned.median_ms[i], tuned.nondeterministic[i],
+                       i < tuned.bit_class.size() ? tuned.bit_class[i] : std::nullopt});
+  return launcher_.runtime().audit_key(arch, id_, key, configs_, choice, launched, timings,
+                                       repeats);
 }
 
 // TUNELOCK_EQUIVALENT=timed: the entry's config and its equivalents (same
@@ -141,9 +183,9 @@ std::size_t FamilyCore::fastest_equivalent(const std::string& key, const CallSit
   for (std::size_t i : order) subset.push_back(configs_[i]);
   CallSite timed = site;
   timed.run = [&site, &order](std::size_t j) { site.run(order[j]); };
-  const TuningResult tuned = tune(launcher_.backend(), timed, subset, launcher_.tuning(),
-                                  qualified_, qualified_ + " [" + key + "]",
-                                  launcher_.runtime().notices());
+  const TuningResult tuned =
+      tune(launcher_.backend(), timed, subset, launcher_.tuning(), qualified_,
+           qualified_ + " [" + key + "]", launcher_.runtime().notices());
   std::vector<std::size_t> by_time;  // positions in `order`, fastest first, failures left out
   for (std::size_t j = 0; j < order.size(); ++j)
     if (tuned.median_ms[j]) by_time.push_back(j);
@@ -157,9 +199,10 @@ std::size_t FamilyCore::fastest_equivalent(const std::string& key, const CallSit
       return index;
     if (launcher_.runtime().notices().first("equivalent-dropped|" + qualified_ + "|" +
                                             signature(configs_[index]))) {
-      logger().warn("equivalent config {} of {} [{}] gave different bits in two runs: dropped, "
-                    "never launched in place of the entry's config",
-                    signature(configs_[index]), qualified_, key);
+      logger().warn(
+          "equivalent config {} of {} [{}] gave different bits in two runs: dropped, "
+          "never launched in place of the entry's config",
+          signature(configs_[index]), qualified_, key);
     }
   }
   if (policy.check_bits)

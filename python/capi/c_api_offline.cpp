@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "c_api_support.hpp"
+#include "tunelock/audit_report.hpp"
 #include "tunelock/c_api.h"
 #include "tunelock/candidates.hpp"
 #include "tunelock/file_kind.hpp"
@@ -99,9 +100,9 @@ int tunelock_choose(const char* request_json, char** result_json) {
     std::vector<std::string> explanation;
     SelectionRules rules{arch, table.get(), checked.block_sizes, checked.on_miss};
     rules.explanation = &explanation;
-    const Choice choice =
-        decide(KernelId::parse(kernel_name), key, candidates, rules,
-               chaos ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(rank)) : std::nullopt);
+    const Choice choice = decide(
+        KernelId::parse(kernel_name), key, candidates, rules,
+        chaos ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(rank)) : std::nullopt);
     put(result_json, json{{"index", choice.index},
                           {"signature", signature(candidates[choice.index])},
                           {"reason", std::string(to_string(choice.reason))},
@@ -120,13 +121,13 @@ int tunelock_merge(const char* request_json, char** result_json) {
     const MergeResult result = merge_records(records, string_field(request, "arch", ""),
                                              string_field(request, "source", ""));
     write_table_file(*result.table, output);
-    put(result_json, json{{"arch", std::string(result.table->arch())},
-                          {"entries", result.table->entry_count()},
-                          {"disagreements", std::count_if(result.disagreements.begin(),
-                                                          result.disagreements.end(),
-                                                          is_disagreement)},
-                          {"report", disagreement_report(result.disagreements)}}
-                         .dump());
+    put(result_json,
+        json{{"arch", std::string(result.table->arch())},
+             {"entries", result.table->entry_count()},
+             {"disagreements", std::count_if(result.disagreements.begin(),
+                                             result.disagreements.end(), is_disagreement)},
+             {"report", disagreement_report(result.disagreements)}}
+            .dump());
   });
 }
 
@@ -136,7 +137,29 @@ int tunelock_report(const char* request_json, char** result_json) {
         reported_verdicts(records_of(json_of(request_json, "request")));
     json list = json::array();
     for (const KeyVerdict& v : flagged) list.push_back(verdict_to_json(v));
-    put(result_json, json{{"report", disagreement_report(flagged)}, {"disagreements", list}}.dump());
+    put(result_json,
+        json{{"report", disagreement_report(flagged)}, {"disagreements", list}}.dump());
+  });
+}
+
+int tunelock_audit_report(const char* request_json, char** result_json) {
+  return guarded([&] {
+    const json request = json_of(request_json, "request");
+    const json* paths = request.is_object() ? &request["audits"] : nullptr;
+    if (!paths || !paths->is_array())
+      throw Error("audit report: expected {\"audits\": [paths], \"max_regret\": percent}");
+    std::vector<AuditFile> files;
+    for (const json& path : *paths) {
+      if (!path.is_string()) throw Error("audit report: audits: expected file paths");
+      files.push_back(load_audit_file(path.get<std::string>()));
+    }
+    const json max = request.value("max_regret", json(5.0));
+    if (!max.is_number() || !(max.get<double>() >= 0))
+      throw Error("audit report: max_regret: expected a percentage, 0 or more");
+    const AuditReport report = audit_report(files, max.get<double>());
+    json out = audit_report_json(report);
+    out["text"] = audit_report_text(report);
+    put(result_json, out.dump());
   });
 }
 

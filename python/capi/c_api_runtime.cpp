@@ -5,6 +5,7 @@
 
 #include "c_api_support.hpp"
 #include "tunelock/c_api.h"
+#include "tunelock/call_plan.hpp"
 #include "tunelock/collective.hpp"
 #include "tunelock/policy_sources.hpp"
 #include "tunelock/records.hpp"
@@ -92,6 +93,38 @@ class CallbackCollective final : public Collective {
 };
 
 int verdict_of(const std::optional<bool>& agreed) { return agreed ? (*agreed ? 1 : 0) : -1; }
+
+// Per candidate {"config", "median_ms", "nondeterministic"?, "class"?}, as
+// tunelock_record and tunelock_audit_key take them.
+std::vector<CandidateTiming> timings_of(const char* timings_json) {
+  const json list = json_of(timings_json, "timings");
+  if (!list.is_array()) throw Error("timings: expected a JSON array");
+  std::vector<CandidateTiming> timings;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string where = "timings[" + std::to_string(i) + "]";
+    const json& item = list[i];
+    if (!item.is_object() || !item.contains("config"))
+      throw Error(where + ": expected {\"config\": ..., \"median_ms\": ...}");
+    CandidateTiming timing{signature(config_from_json(item["config"], where + ".config")),
+                           std::nullopt};
+    if (item.contains("median_ms") && !item["median_ms"].is_null()) {
+      const json& ms = item["median_ms"];
+      if (!ms.is_number() || !(ms.get<double>() >= 0) || !std::isfinite(ms.get<double>()))
+        throw Error(where + ".median_ms: expected a non-negative number or null");
+      timing.median_ms = ms.get<double>();
+    }
+    timing.nondeterministic = item.value("nondeterministic", false);
+    if (item.contains("class")) {
+      const json& number = item["class"];
+      if (!number.is_number_integer() || number.get<std::int64_t>() < 0 ||
+          number.get<std::int64_t>() > (1 << 30))
+        throw Error(where + ".class: expected a bit class number (0 or more)");
+      timing.bit_class = static_cast<int>(number.get<std::int64_t>());
+    }
+    timings.push_back(std::move(timing));
+  }
+  return timings;
+}
 
 }  // namespace
 
@@ -221,34 +254,47 @@ int tunelock_record(const char* arch, const char* qualified, const char* key,
                     const char* winner_json, const char* timings_json) {
   return guarded([&] {
     const Config winner = config_from_json(json_of(winner_json, "winner"), "winner");
-    const json list = json_of(timings_json, "timings");
-    if (!list.is_array()) throw Error("timings: expected a JSON array");
-    std::vector<CandidateTiming> timings;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const std::string where = "timings[" + std::to_string(i) + "]";
-      const json& item = list[i];
-      if (!item.is_object() || !item.contains("config"))
-        throw Error(where + ": expected {\"config\": ..., \"median_ms\": ...}");
-      CandidateTiming timing{signature(config_from_json(item["config"], where + ".config")),
-                             std::nullopt};
-      if (item.contains("median_ms") && !item["median_ms"].is_null()) {
-        const json& ms = item["median_ms"];
-        if (!ms.is_number() || !(ms.get<double>() >= 0) || !std::isfinite(ms.get<double>()))
-          throw Error(where + ".median_ms: expected a non-negative number or null");
-        timing.median_ms = ms.get<double>();
-      }
-      timing.nondeterministic = item.value("nondeterministic", false);
-      if (item.contains("class")) {
-        const json& number = item["class"];
-        if (!number.is_number_integer() || number.get<std::int64_t>() < 0 ||
-            number.get<std::int64_t>() > (1 << 30))
-          throw Error(where + ".class: expected a bit class number (0 or more)");
-        timing.bit_class = static_cast<int>(number.get<std::int64_t>());
-      }
-      timings.push_back(std::move(timing));
-    }
     process_runtime().record(text_of(arch, "arch"), text_of(qualified, "qualified"),
-                             text_of(key, "key"), winner, std::move(timings));
+                             text_of(key, "key"), winner, timings_of(timings_json));
+  });
+}
+
+int tunelock_call_plan(const char* module, const char* name, int64_t config_count, char** plan) {
+  return guarded([&] {
+    if (config_count < 0) throw Error("config_count: expected 0 or more");
+    const KernelId id{text_of(module, "module"), text_of(name, "name")};
+    put(plan, std::string(to_string(plan_first_call(*process_runtime().policy(), id,
+                                                    static_cast<std::size_t>(config_count)))));
+  });
+}
+
+int tunelock_audit_key(const char* arch, const char* module, const char* name, const char* key,
+                       const char* candidates_json, int64_t launched, const char* timings_json,
+                       int repeated, int64_t* id) {
+  return guarded([&] {
+    if (repeated < -1 || repeated > 1)
+      throw Error("repeated: expected 1 (same bits), 0 (changed) or -1 (nothing compared), got " +
+                  std::to_string(repeated));
+    const std::vector<Config> candidates = configs_of(candidates_json);
+    if (launched < 0 || static_cast<std::size_t>(launched) >= candidates.size())
+      throw Error("launched: " + std::to_string(launched) + " is not a candidate index");
+    const KernelId kernel{text_of(module, "module"), text_of(name, "name")};
+    Runtime& runtime = process_runtime();
+    // The same choice the call made: the rules are a pure function.
+    const Choice choice = runtime.pinned_choice(text_of(arch, "arch"), kernel, text_of(key, "key"),
+                                                candidates, /*log=*/false);
+    const std::size_t entry =
+        runtime.audit_key(text_of(arch, "arch"), kernel, text_of(key, "key"), candidates, choice,
+                          static_cast<std::size_t>(launched), timings_of(timings_json),
+                          repeated < 0 ? std::nullopt : std::optional<bool>(repeated == 1));
+    if (id) *id = static_cast<int64_t>(entry);
+  });
+}
+
+int tunelock_count_audited_call(int64_t id, int64_t calls) {
+  return guarded([&] {
+    if (id < 0 || calls < 0) throw Error("count_audited_call: id and calls must be 0 or more");
+    process_runtime().count_audited_call(static_cast<std::size_t>(id), calls);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <thread>
 
+#include "sum_family.hpp"
 #include "temp_dir.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/launcher/host_backend.hpp"
@@ -18,121 +19,7 @@
 
 using namespace tunelock;
 using namespace tunelock::launcher;
-using tunelock::testing::TempDir;
-
-namespace {
-
-using SumFamily = KernelFamily<std::vector<float>*, float*>;
-
-struct Launches {
-  std::array<std::atomic<int>, 4> of{};
-};
-
-float in_order(const std::vector<float>& x) {
-  float total = 0;
-  for (float v : x) total += v;
-  return total;
-}
-
-float backwards(const std::vector<float>& x) {
-  float total = 0;
-  for (auto v = x.rbegin(); v != x.rend(); ++v) total += *v;
-  return total;
-}
-
-// 0 and 1 add in order (1 the fastest, 0 slow); 2 adds backwards; 3 adds in
-// order and then one more ulp-sized term that is 0 for the call's inputs
-// (all positive) but not for the second input, which only the second input
-// tells apart from 0 and 1.
-std::vector<SumFamily::Variant> sums(const std::shared_ptr<Launches>& launches) {
-  auto counted = [launches](int i, auto f, int sleep_ms) {
-    return [launches, i, f, sleep_ms](std::vector<float>* x, float* out) {
-      ++launches->of[static_cast<std::size_t>(i)];
-      if (sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
-      *out = f(*x);
-    };
-  };
-  auto sneaky = [](const std::vector<float>& x) {
-    float total = in_order(x);
-    for (float v : x)
-      if (v < 0) total += v;  // counts negatives twice
-    return total;
-  };
-  return {{make_config({{"BLOCK", 1}}, 1, 1), counted(0, in_order, 3)},
-          {make_config({{"BLOCK", 8}}, 4, 2), counted(1, in_order, 0)},
-          {make_config({{"BLOCK", 16}}, 4, 2), counted(2, backwards, 3)},
-          {make_config({{"BLOCK", 32}}, 4, 2), counted(3, sneaky, 3)}};
-}
-
-SumFamily::Hooks hooks(bool with_second_input) {
-  SumFamily::Hooks h;
-  h.outputs = [](std::vector<float>*, float* out) {
-    return std::vector<NamedBuffer>{{"out", {out, sizeof *out}}};
-  };
-  if (with_second_input) {
-    h.inputs = [](std::vector<float>* x, float*) {
-      return std::vector<NamedBuffer>{{"x", {x->data(), x->size() * sizeof(float)}}};
-    };
-    h.second_input = [](std::vector<float>* x, float*) {
-      std::uint64_t seed = 7;
-      for (float& v : *x) {  // signs and exponents spread wide
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        v = std::ldexp((seed >> 63) ? -1.0f : 1.0f, static_cast<int>((seed >> 32) % 40) - 20);
-      }
-    };
-  }
-  return h;
-}
-
-// Positive values whose in-order sum (each 1 lost next to 1e8) and
-// backwards sum (the 1s first: 1e8 + 8) differ.
-std::vector<float> inputs() { return {1e8f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f}; }
-
-struct Run {
-  Notices notices;
-  Runtime runtime{0, notices};
-  HostBackend backend;
-  Launcher launcher{backend, runtime, TuningOptions{1, 3}};
-  std::shared_ptr<Launches> launches = std::make_shared<Launches>();
-  SumFamily sum;
-
-  Run(const Policy& policy, bool second_input = true)
-      : sum((runtime.install(policy), launcher), {"t.ops", "sum"}, {"N"}, sums(launches),
-            hooks(second_input)) {}
-  float call(std::int64_t n = 9) {
-    std::vector<float> x = inputs();
-    float out = -1;
-    sum({n}, {"f32"}, &x, &out);
-    return out;
-  }
-};
-
-std::filesystem::path record_and_merge(const TempDir& dir, bool second_input) {
-  Policy record;
-  record.mode = Mode::record;
-  record.record_path = (dir.path() / "rec").string();
-  {
-    Run run(record, second_input);
-    run.call();
-    run.runtime.flush();
-  }
-  const MergeResult merged =
-      merge_records(load_record_files({dir.path() / "rec.rank0.json"}), "", "");
-  std::filesystem::create_directories(dir.path() / "tables");
-  write_file_atomically(dir.path() / "tables" / "host.json", table_to_json(*merged.table));
-  return dir.path() / "tables";
-}
-
-Policy pinned(const std::filesystem::path& tables, Equivalent equivalent) {
-  Policy p;
-  p.mode = Mode::pinned;
-  p.table_path = {tables.string()};
-  p.on_miss = OnMiss::error;
-  p.equivalent = equivalent;
-  return p;
-}
-
-}  // namespace
+using namespace tunelock::testing;
 
 BOOST_AUTO_TEST_SUITE(equivalent_configs)
 
@@ -182,7 +69,7 @@ BOOST_AUTO_TEST_CASE(timed_equivalents_keep_the_bits_and_digest_and_run_the_fast
   BOOST_TEST(timed_out == plain_out);  // the same bits, by construction
   BOOST_TEST(timed.runtime.choice_digest() == plain.runtime.choice_digest());
   BOOST_TEST(timed.runtime.choice_log().snapshot().at("host|t.ops.sum|N=9|f32") ==
-             "BLOCK=1;warps=1;stages=1;pinned");  // the entry's config, as plain pinned logs it
+             "BLOCK=1;warps=1;stages=1;pinned");     // the entry's config, as plain pinned logs it
   BOOST_TEST(timed.launches->of[0] == after_first);  // after the first call: never the slow one
   BOOST_TEST(timed.launches->of[1] >= 6);
   BOOST_TEST(timed.launches->of[2] == 0);  // other bits: never timed, never launched

@@ -57,6 +57,15 @@ struct KeyVerdict {
   // both (at least one did), never flagged: sorted signatures. The table
   // entry lists them as "equivalent".
   std::vector<std::string> equivalent = {};
+  // Noise. The tie set: winners whose aggregated timing lies within the
+  // ranks' own spread of the best-timed winner (at most its slowest rank's
+  // median), sorted signatures; empty unless two or more tie. The table
+  // keeps it beside the entry (TableEntry::ties).
+  std::vector<std::string> ties = {};
+  // Flip risk: of the `voters` ranks that voted on the key, how many, each
+  // dropped alone, would change the kept config.
+  int flips = 0;
+  int voters = 0;
 };
 
 // Ranks chose differently, or some rank's audit flagged a candidate: what

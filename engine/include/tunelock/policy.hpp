@@ -20,6 +20,19 @@ enum class Mode {
   automatic,  // "auto": timing picks, as the autotuner would; observed and logged only
   pinned,     // choose without a clock: table, block sizes, then on_miss
   record,     // time as usual and capture every winner and timing into records
+  // launch what `pinned` launches (same bits, same log, same verify) and, on
+  // the first call per key, also time every live candidate and check the
+  // pinned config's bits and the entry's equivalents: what the table costs
+  // today, written to <record path>.rank<N>.audit.json (audit.hpp)
+  audit,
+};
+
+// What a pinned run does when its table was recorded on another machine
+// (provenance_differences).
+enum class ProvenanceCheck {
+  warn,    // one line, once per table; the table is used
+  strict,  // an Error: the table is not used
+  ignore,  // silence
 };
 
 enum class OnMiss {
@@ -100,6 +113,10 @@ struct Policy {
   // verification are those of plain pinned.
   Equivalent equivalent = Equivalent::off;
 
+  // TUNELOCK_PROVENANCE: warn (default), strict or ignore when a table's
+  // provenance differs from the running device.
+  ProvenanceCheck provenance = ProvenanceCheck::warn;
+
   // ---- Affect robustness ----
 
   // Longest wait for peers in a verification, in seconds. Long by default so
@@ -108,6 +125,13 @@ struct Policy {
 
   // The mode after resolution: explicit > record path > deterministic > auto.
   Mode effective_mode() const;
+
+  // True when choices are made without a clock: `pinned`, and `audit`,
+  // which launches what pinned launches.
+  bool pins() const {
+    const Mode m = effective_mode();
+    return m == Mode::pinned || m == Mode::audit;
+  }
 
   // True when the launcher has to step in at call time: mode != auto, or
   // enumerate, or verification (auto mode then only observes and logs).
@@ -134,6 +158,7 @@ struct Policy {
 std::string_view to_string(Mode mode);
 std::string_view to_string(OnMiss on_miss);
 std::string_view to_string(Equivalent equivalent);
+std::string_view to_string(ProvenanceCheck check);
 
 // The block-size overrides' own rules (BLOCK* names, positive values, each
 // name once), as Policy::validate applies them: for tools that take block

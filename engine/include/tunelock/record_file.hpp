@@ -52,6 +52,7 @@ struct RecordFile {
   std::map<RecordKey, Config> winners;
   bool has_timings = false;
   int rank = -1;      // from the sidecar, else the `.rank<N>.json` name; -1 unknown
+  std::string run;    // `<run>` of the file name `<run>.rank<N>.json` (else its stem)
   Provenance device;  // from the sidecar
   std::map<RecordKey, std::vector<CandidateTiming>> timings;
 };

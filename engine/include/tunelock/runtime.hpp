@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 
+#include "tunelock/audit_file.hpp"
 #include "tunelock/choice_log.hpp"
 #include "tunelock/collective.hpp"
 #include "tunelock/notices.hpp"
@@ -108,6 +109,24 @@ class Runtime {
   }
   const RecordStore& records() const { return records_; }
 
+  // ---- Audit mode ----
+
+  // Audit mode's first call of a pinned key, after the face timed every
+  // live candidate as record mode times them (`timings`, in candidate
+  // order, with the bits audit's flags and classes): keeps an entry for the
+  // file written at exit with the config launched (`launched`: the choice,
+  // or an equivalent timed in its place), the rule that chose, whether the
+  // table's entry was stale, the pinned config's bits (`repeats`, else the
+  // audit's flag) and the entry's configs whose bits differ from it.
+  // Returns the entry's id for count_audited_call.
+  std::size_t audit_key(std::string_view arch, const KernelId& kernel, std::string_view key,
+                        std::span<const Config> candidates, const Choice& choice,
+                        std::size_t launched, std::span<const CandidateTiming> timings,
+                        std::optional<bool> repeats);
+  // One more call (or `calls`) of an audited key: the report weighs by them.
+  void count_audited_call(std::size_t id, std::int64_t calls = 1) { audits_.count_call(id, calls); }
+  const AuditStore& audits() const { return audits_; }
+
   // The running device, as the backend knows it: tables whose provenance
   // differs get a warning naming each difference, and record runs write it
   // into their timing sidecars.
@@ -153,6 +172,7 @@ class Runtime {
   Provenance device_;
   ChoiceLog log_;
   RecordStore records_;
+  AuditStore audits_;
 
   // One per group; shared, so a check holds its group's state without the
   // lock while it waits on the network, and a policy change cannot free it.

@@ -33,15 +33,28 @@ struct Provenance {
   std::string recorded_at;
   std::string triton;                           // Megatron's field, kept as read
   std::map<std::string, std::string> packages;  // Megatron's field, kept as read
+  // Who voted, for a merged table: record files (one per rank) and distinct
+  // runs (`<run>` of `<run>.rank<N>.json`); 0 = not said.
+  std::int64_t ranks = 0;
+  std::int64_t runs = 0;
+  // The fields whose values differed among the records merged (each value
+  // is then listed, joined by " | "): empty when every record agreed.
+  std::vector<std::string> mixed = {};
 
   friend bool operator==(const Provenance&, const Provenance&) = default;
 };
 
 // What differs between a table's provenance and the running device, one
-// line per field ("device_name: table 'H100' vs device 'H200'"). Fields
-// either side leaves empty are not compared. A difference warns; the table
-// is still used, since the arch matches.
+// line per field ("device_name: table 'H100' vs device 'H200'"), on what
+// changes which config is fastest: the GPU's name and SM count, Triton's
+// major.minor and CUDA's major version. Fields either side leaves empty are
+// not compared; a table merged from several values of a field (" | ")
+// matches a device with any of them.
 std::vector<std::string> provenance_differences(const Provenance& table, const Provenance& device);
+
+// The differences on one line, "; "-joined: what a pinned run warns (or,
+// under TUNELOCK_PROVENANCE=strict, fails) with.
+std::string provenance_difference_line(const Provenance& table, const Provenance& device);
 
 // Per kernel name as filed, the signatures (signature(config)) of configs a
 // record saw change their own bits in two runs on identical inputs, or that
@@ -61,6 +74,10 @@ struct TableEntry {
   // both (never `config` itself, never a flagged config): a pinned run may
   // time within them (TUNELOCK_EQUIVALENT=timed) and keep the same bits.
   std::vector<Config> equivalent = {};
+  // The merge's tie set less `config`: winners whose timings lay within the
+  // ranks' own spread of the best (KeyVerdict::ties). Kept for the audit
+  // and for reading; selection never uses it.
+  std::vector<Config> ties = {};
 
   bool matches(const Config& candidate) const { return config == candidate; }
   friend bool operator==(const TableEntry&, const TableEntry&) = default;

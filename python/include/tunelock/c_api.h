@@ -90,6 +90,23 @@ int tunelock_log_choice(const char* arch, const char* module, const char* name, 
 int tunelock_record(const char* arch, const char* qualified, const char* key,
                     const char* winner_json, const char* timings_json);
 
+/* The engine's plan for the first call of a kernel with `config_count`
+ * configs under the installed policy: "untouched", "single",
+ * "single_logged", "pinned", "audited", "timed_logged" or "timed_recorded"
+ * (tunelock/call_plan.hpp). The interception carries it out. */
+int tunelock_call_plan(const char* module, const char* name, int64_t config_count, char** plan);
+
+/* Audit mode's first call of a pinned key: candidates_json the live
+ * configs, launched the index launched, timings_json per candidate in
+ * order as tunelock_record takes them (with "nondeterministic" and "class"
+ * from the bits audit), repeated 1/0/-1 as tunelock_note_bits_check. The
+ * engine re-derives the choice, files the entry and sets *id for
+ * tunelock_count_audited_call. */
+int tunelock_audit_key(const char* arch, const char* module, const char* name, const char* key,
+                       const char* candidates_json, int64_t launched, const char* timings_json,
+                       int repeated, int64_t* id);
+int tunelock_count_audited_call(int64_t id, int64_t calls);
+
 /* The device, for record sidecars: {"device_name", "sm_count",
  * "driver_version", "cuda_version"} (missing fields empty). */
 int tunelock_set_device(const char* device_json);
@@ -148,6 +165,10 @@ int tunelock_merge(const char* request_json, char** result_json);
 
 /* {"records": [paths]} -> {"report": text, "disagreements": [...]}. */
 int tunelock_report(const char* request_json, char** result_json);
+
+/* {"audits": [paths], "max_regret": percent} -> the audit report as JSON
+ * ({"rows": [...], "total_regret_pct", "exit_code", ...}) plus "text". */
+int tunelock_audit_report(const char* request_json, char** result_json);
 
 /* What the file at `path` is, from its name and bytes as every face tells:
  * {"kind": "table"|"manifest"|"record"|"timings"|"choice_log", "encoding":

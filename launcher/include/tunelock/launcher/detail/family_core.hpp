@@ -68,10 +68,17 @@ class FamilyCore {
   std::size_t choose_timed(const std::string& arch, const std::string& key, const CallSite& site,
                            bool logged, bool recorded);
   std::size_t choose_pinned(const std::string& arch, const std::string& key, const CallSite& site,
-                            const Policy& policy);
-  std::size_t fastest_equivalent(const std::string& key, const CallSite& site,
-                                 const Policy& policy, std::size_t entry,
-                                 const std::vector<std::size_t>& members);
+                            const Policy& policy, bool audited);
+  // Audit mode: every live candidate timed (outputs put back), the entry's
+  // equivalents' bits compared with the launched config's; the entry's id.
+  std::size_t audit_key(const std::string& arch, const std::string& key, const CallSite& site,
+                        const Choice& choice, std::size_t launched, std::optional<bool> repeats);
+  // Audit mode's miss path: every call comes here, so each key's calls are counted.
+  std::size_t decide_audited(std::span<const KeyValue> values,
+                             std::span<const std::string_view> dtypes, const CallSite& site,
+                             std::size_t slot);
+  std::size_t fastest_equivalent(const std::string& key, const CallSite& site, const Policy& policy,
+                                 std::size_t entry, const std::vector<std::size_t>& members);
   void enumerate_once(std::string_view state);
   std::string tuning_key_text(std::span<const KeyValue> values,
                               std::span<const std::string_view> dtypes) const;
@@ -89,6 +96,15 @@ class FamilyCore {
   std::array<ChoiceCache, Backend::kMaxArchSlots> caches_;
   std::atomic<std::uint64_t> generation_;  // runtime generation the cache belongs to
   std::mutex decide_mutex_;                // one decision (and cache write) at a time
+  // Audit mode keeps its choices out of caches_ (so every call reaches
+  // decide and is counted): raw key -> index into audited_.
+  struct AuditedKey {
+    std::size_t variant;
+    std::optional<std::size_t> audit_id;  // empty when the key was not audited
+  };
+  std::array<ChoiceCache, Backend::kMaxArchSlots> audited_caches_;
+  std::vector<AuditedKey> audited_;
+  std::optional<std::size_t> last_audit_id_;  // set by choose for decide_audited
 };
 
 }  // namespace tunelock::launcher
