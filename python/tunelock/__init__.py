@@ -251,6 +251,55 @@ def _signature(function: str, argument: str, config: Config) -> str:
                      where=f"tunelock.{function}: {argument}")
 
 
+def call_plan(module: str, name: str, config_count: int) -> str:
+    """What the first call of a kernel with `config_count` configs does under
+    the installed policy, as the engine plans it: "untouched", "single",
+    "single_logged", "pinned", "audited", "timed_logged" or "timed_recorded"."""
+    function = "call_plan"
+    module = arguments.text(function, "module", module)
+    name = arguments.kernel_name(function, "name", name)
+    count = arguments.integer(function, "config_count", config_count, 0)
+    return call_text("tunelock_call_plan", encode(module), encode(name), count,
+                     where="tunelock.call_plan")
+
+
+def audit_key(arch: str, module: str, name: str, key: str, candidates: Sequence[Config],
+              launched: int, timings: Sequence[Dict[str, Any]], repeated: Optional[bool]) -> int:
+    """Audit mode's first call of a pinned key: `timings` per candidate, in
+    order, as record() takes them; `launched` the index launched;
+    `repeated` the pinned config's bits check. Returns the entry's id for
+    count_audited_call."""
+    function = "audit_key"
+    call = _kernel_call(function, arch, module, name, key)
+    configs = arguments.configs(function, "candidates", candidates)
+    launched = arguments.integer(function, "launched", launched, 0, len(configs) - 1)
+    timings = arguments.timings(function, "timings", timings)
+    repeated = arguments.optional_flag(function, "repeated", repeated)
+    entry = ctypes.c_int64(-1)
+    check(lib.tunelock_audit_key(*call, encode(json.dumps(configs)), launched,
+                                 encode(json.dumps(timings)),
+                                 -1 if repeated is None else int(repeated), ctypes.byref(entry)))
+    return entry.value
+
+
+def count_audited_call(entry: int, calls: int = 1) -> None:
+    """One more call (or `calls`) of an audited key, for the call-weighted regret."""
+    check(lib.tunelock_count_audited_call(entry, calls))
+
+
+def audit(audits: Union[PathArgument, Iterable[PathArgument]],
+          max_regret: float = 5.0) -> Dict[str, Any]:
+    """What a table costs today, from TUNELOCK_MODE=audit runs' files
+    (`<prefix>.rank<N>.audit.json`), as `tunelock table audit` prints it:
+    {"rows": [{kernel, key, pinned, pinned_ms, fastest, fastest_ms,
+    regret_pct, stale, bits_changed, calls, ...}], "total_regret_pct",
+    "exit_code" (1 over max_regret % or on changed bits), "text"}."""
+    function = "audit"
+    request = {"audits": arguments.paths(function, "audits", audits),
+               "max_regret": arguments.number(function, "max_regret", max_regret, 0.0)}
+    return call_json("tunelock_audit_report", encode(json.dumps(request)), where="tunelock.audit")
+
+
 def note_bits_check(module: str, name: str, key: str, config: Config,
                     repeated: Optional[bool]) -> None:
     """Reports the first pinned call's bits check: `repeated` True (same

@@ -142,6 +142,16 @@ def integer(function: str, argument: str, value: Any, low: int = INT64_MIN,
     return number
 
 
+def number(function: str, argument: str, value: Any, low: float) -> float:
+    """A finite real number (int or float, never a bool) of at least `low`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _wrong_type(function, argument, "a number", value)
+    if not math.isfinite(value) or value < low:
+        raise ValueError(f"{where(function, argument)}: {value} is out of range; "
+                         f"allowed {low} and up")
+    return float(value)
+
+
 def flag(function: str, argument: str, value: Any) -> bool:
     """True or False (0 and 1 read as such); anything else is refused, since
     bool("no") is True."""

@@ -9,12 +9,17 @@ with the story of one call as Megatron's interception tells it —
 - `pinned`: the engine's choice among the autotuner's (pruned) configs,
   never timed, cached per key, launched as Triton launches its winner; its
   first call per key runs the pinned config twice and compares the bits;
+- `audit`: as pinned, and the first call per key also times every live
+  config (the call's inputs put back) and runs record mode's bits audit;
+  the engine files the entry and each call is counted;
 - `record` / `auto`: Triton times as usual; the winner is logged as timed
   and, in record mode, every config's timing goes into the record, after
   an audit that runs every config twice on identical inputs: a config whose
   bits change between two runs of itself is flagged and never wins.
 
-Everything else (rules, tables, the log, digest, verify) is the engine's.
+Which of these a kernel gets is the engine's call plan (`tunelock.call_plan`);
+everything else (rules, tables, the log, digest, verify, audit files) is
+the engine's too.
 """
 import ctypes
 import logging
@@ -44,12 +49,14 @@ class _TunerState:
         self.module = kernel_module(autotuner)
         self.name = kernel_name(autotuner)
         self.qualified = f"{self.module}.{self.name}" if self.module else self.name
-        self.observed = engine.observes(self.module, self.name)
         self.generation = _generation
-        intercepted = _policy["intercepts"] and self.observed
-        # Pinned and more than one config: the engine chooses, never timed.
-        self.pinned = intercepted and _policy["mode"] == "pinned" and len(autotuner.configs) > 1
-        self.intercepted = intercepted
+        # The engine's plan for this kernel's first calls (call_plan.hpp).
+        self.plan = engine.call_plan(self.module, self.name, len(autotuner.configs))
+        # Pinned (or audited) and more than one config: the engine chooses, never timed.
+        self.pinned = self.plan in ("pinned", "audited")
+        self.audited = self.plan == "audited"
+        self.intercepted = self.plan not in ("untouched", "single")
+        self.audit_ids = {}  # Triton's key tuple -> the engine's audit entry
         self.arg_names = frozenset(autotuner.arg_names)
         self.chosen = {}  # Triton's key tuple -> (Config, its launch kwargs) or True (timed)
         self.singleton_logged = False
@@ -248,6 +255,8 @@ def _run(self, *args, **kwargs):
     chosen = state.chosen.get(key)
     if chosen is None:
         chosen = _choose_pinned(self, state, key, args, kwargs)
+    if state.audited and key in state.audit_ids:
+        engine.count_audited_call(state.audit_ids[key])
     config, launch_kwargs = chosen
     self.best_config = config
     if config.pre_hook is not None:
@@ -260,10 +269,10 @@ def _run_unpinned(self, state, args, kwargs):
         if _policy.get("enumerate"):
             _enumerate(state, len(self.configs), "UNPINNED")
         return _original_run(self, *args, **kwargs)
-    if len(self.configs) <= 1:
+    if state.plan == "single_logged":
         if not state.singleton_logged:
             engine.log_choice(arch_tag(), state.module, state.name, "*",
-                              config_data(self.configs[0]), _policy["mode"] == "pinned")
+                              config_data(self.configs[0]), _policy["mode"] in ("pinned", "audit"))
             state.singleton_logged = True
         return _original_run(self, *args, **kwargs)
     key = _key_tuple(self, args, kwargs)
@@ -292,13 +301,48 @@ def _choose_pinned(autotuner, state, key, args, kwargs):
         choice = engine.pinned_choice(arch_tag(), state.module, state.name, text_key,
                                       [config_data(c) for c in candidates])
         config = candidates[choice.index]
+        repeated = None
         if choice.equivalent and not capturing():
             config = _fastest_equivalent(autotuner, state, text_key, config,
                                          [candidates[i] for i in choice.equivalent], args, kwargs)
         elif _policy.get("check_bits", True) and not capturing():
-            _check_pinned_bits(autotuner, state, text_key, config, args, kwargs)
+            repeated = _check_pinned_bits(autotuner, state, text_key, config, args, kwargs)
+        if state.audited and not capturing():
+            launched = next(i for i, c in enumerate(candidates) if c is config)
+            state.audit_ids[key] = _audit_pinned(autotuner, state, text_key, candidates, launched,
+                                                 repeated, args, kwargs)
         state.chosen[key] = (config, config.all_kwargs())
         return state.chosen[key]
+
+
+def _audit_pinned(autotuner, state, text_key, candidates, launched, repeated, args, kwargs):
+    """Audit mode's first call of a key, after the pinned choice: record
+    mode's bits audit, then every live config timed by Triton's own
+    benchmarker, the call's inputs put back after each; the engine files
+    the entry (regret, stale, bits) and returns its id."""
+    audit = _audit(autotuner, state, args, kwargs, candidates)
+    autotuner.nargs = dict(zip(autotuner.arg_names, args))
+    inputs = IdenticalInputs(autotuner, args, kwargs)
+    timings = []
+    try:
+        for config in candidates:
+            try:
+                timing = autotuner._bench(*args, config=config, **kwargs)
+                median = float(timing[0] if isinstance(timing, (list, tuple)) else timing)
+            except Exception:  # fails to run: no timing, as record mode files it
+                median = math.inf
+            item = {"config": config_data(config),
+                    "median_ms": median if math.isfinite(median) else None}
+            if audit is not None and id(config) in audit.flagged:
+                item["nondeterministic"] = True
+            if audit is not None and id(config) in audit.classes:
+                item["class"] = audit.classes[id(config)]
+            timings.append(item)
+    finally:
+        autotuner.nargs = None
+        inputs.put_back()  # the real launch follows on the call's own inputs
+    return engine.audit_key(arch_tag(), state.module, state.name, text_key,
+                            [config_data(c) for c in candidates], launched, timings, repeated)
 
 
 def _fastest_equivalent(autotuner, state, text_key, entry, members, args, kwargs):
@@ -354,12 +398,13 @@ def _check_pinned_bits(autotuner, state, text_key, config, args, kwargs):
     finally:
         inputs.put_back()  # the real launch follows on the call's own inputs
     engine.note_bits_check(state.module, state.name, text_key, config_data(config), repeated)
+    return repeated
 
 
 def _run_timed(autotuner, state, key, args, kwargs):
     _enumerate(state, len(autotuner.configs), "TIMED")
-    recording = _policy["mode"] == "record"
-    audit = _audit(autotuner, state, key, args, kwargs) if recording else None
+    recording = state.plan == "timed_recorded"
+    audit = _audit(autotuner, state, args, kwargs) if recording else None
     autotuner.configs_timings = None  # set again only if this call benchmarks
     result = _original_run(autotuner, *args, **kwargs)  # Triton benchmarks, then launches
     with _lock:
@@ -390,15 +435,16 @@ class _Audit:
         self.inputs, self.flagged, self.classes = inputs, flagged, classes
 
 
-def _audit(autotuner, state, key, args, kwargs):
-    """Record mode's self-determinism audit: every config Triton will
-    benchmark for this key runs twice from the call's own inputs (the ids of
-    those whose bits changed are flagged) and the others once more from a
-    second input, to sort them into bit classes. Three extra runs per config
-    per key."""
+def _audit(autotuner, state, args, kwargs, candidates=None):
+    """Record mode's self-determinism audit (audit mode's too): every config
+    Triton will benchmark for this key (or `candidates`) runs twice from the
+    call's own inputs (the ids of those whose bits changed are flagged) and
+    the others once more from a second input, to sort them into bit classes.
+    Three extra runs per config per key."""
     if capturing():
         return None
-    candidates = _pruned(autotuner, args, kwargs)
+    if candidates is None:
+        candidates = _pruned(autotuner, args, kwargs)
     inputs = IdenticalInputs(autotuner, args, kwargs)
     flagged, outputs = set(), {}
     try:
