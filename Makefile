@@ -61,6 +61,8 @@ bench: build
 	@$(BUILD)/tests/bench/runtime_bench
 	@$(BUILD)/tests/bench/table_load_bench
 	@$(BUILD)/tests/bench/dispatch_bench
+	@echo "== audit regret of a deliberately slow entry vs its measured per-call ratio =="
+	@tests/launcher/demo_audit.sh $(BUILD)/launcher/demo/tunelock-demo $(BUILD)/cli/tunelock --compare
 	@ctest --test-dir $(BUILD) -R web.parity -V | grep -E "decisions/s"
 	@if [ -f $(WASM)/site/tunelock.js ]; then cd web/tests && node first_decision.cjs ../../$(WASM)/site 5; fi
 	@for n in 2 4 8 16 64; do $(BUILD)/cli/tunelock launch -n $$n -- $(BUILD)/tests/bench/ucx_verify_bench; done

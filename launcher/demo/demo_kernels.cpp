@@ -1,5 +1,7 @@
 #include "demo_kernels.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 
 namespace tunelock::demo {
@@ -50,7 +52,32 @@ void rms_normalize(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] *= scale;
 }
 
+// Each pass computes the whole update from the same w into a scratch
+// buffer; the last is copied back: N passes, one result, N times the work.
+template <int Passes>
+void sgd_update(float* w, const float* grad, float lr, int n) {
+  thread_local std::vector<float> next;
+  next.resize(static_cast<std::size_t>(n));
+  for (int pass = 0; pass < Passes; ++pass)
+    for (int i = 0; i < n; ++i) next[static_cast<std::size_t>(i)] = w[i] - lr * grad[i];
+  std::copy(next.begin(), next.end(), w);
+}
+
 }  // namespace
+
+std::vector<UpdateFamily::Variant> update_variants() {
+  return {{make_config({{"PASSES", 1}}, 4, 1), sgd_update<1>},
+          {make_config({{"PASSES", 4}}, 4, 1), sgd_update<4>}};
+}
+
+UpdateFamily::Hooks update_hooks() {
+  UpdateFamily::Hooks hooks;
+  // In place: timing and the bits audit put w back after each run.
+  hooks.restore = [](float* w, const float*, float, int n) {
+    return std::vector<launcher::NamedBuffer>{{"w", {w, static_cast<std::size_t>(n) * sizeof(float)}}};
+  };
+  return hooks;
+}
 
 std::vector<ReduceFamily::Variant> reduce_variants() {
   return {{make_config({{"BLOCK_SIZE", 64}}, 2, 1), reduce_sum<64>},

@@ -20,11 +20,18 @@ using ReduceFamily = launcher::KernelFamily<const float*, float*, int>;
 using MatmulFamily = launcher::KernelFamily<const float*, const float*, float*, int, int, int>;
 // x[i] /= sqrt(mean(x^2) + eps): one variant only.
 using NormFamily = launcher::KernelFamily<float*, int>;
+// w[i] -= lr * grad[i]. Its configs give the same bits at different speeds:
+// PASSES=N computes the update N times over (as a redundant recomputation
+// on a GPU would), so a table pinning a slow one costs time, not bits —
+// what `TUNELOCK_MODE=audit` measures and record finds equivalent.
+using UpdateFamily = launcher::KernelFamily<float*, const float*, float, int>;
 
 std::vector<ReduceFamily::Variant> reduce_variants();
 std::vector<MatmulFamily::Variant> matmul_variants();
 std::vector<NormFamily::Variant> norm_variants();
+std::vector<UpdateFamily::Variant> update_variants();
 
 MatmulFamily::Hooks matmul_hooks();
+UpdateFamily::Hooks update_hooks();
 
 }  // namespace tunelock::demo

@@ -17,6 +17,8 @@ int run_host(const Options& options) {
                       matmul_hooks());
   ReduceFamily reduce(launcher, {"demo.ops", "reduce_sum"}, {"N"}, reduce_variants());
   NormFamily norm(launcher, {"demo.ops", "rms_normalize"}, {"N"}, norm_variants());
+  UpdateFamily update(launcher, {"demo.ops", "sgd_update"}, {"N"}, update_variants(),
+                      update_hooks());
   if (!options.manifest.empty()) launcher.write_manifest(options.manifest);
 
   const int m = options.m ? options.m : 64, n = options.n ? options.n : 64,
@@ -39,7 +41,8 @@ int run_host(const Options& options) {
     norm({m * n}, {"f32"}, y.data(), m * n);
     std::fill(grad.begin(), grad.end(), 0.0f);
     matmul({k, n, m}, {"f32", "f32"}, xt.data(), y.data(), grad.data(), k, n, m);
-    for (std::size_t i = 0; i < w.size(); ++i) w[i] -= 1e-3f * grad[i];
+    const int size = static_cast<int>(w.size());
+    update({size}, {"f32"}, w.data(), grad.data(), 1e-3f, size);
     print_step(runtime, *group, step, loss);
   }
   print_end(runtime, w.data(), w.size() * sizeof(float));
