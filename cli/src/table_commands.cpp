@@ -26,24 +26,14 @@ int show(const Paths& paths, Streams& streams) {
     streams.out << table_to_json(*table);
     return kExitOk;
   }
-  const Provenance& p = table->provenance();
-  streams.out << "arch:     " << table->arch() << "\n"
-              << "source:   " << p.source << "\n"
-              << "device:   " << p.device_name
-              << (p.sm_count ? " (" + std::to_string(p.sm_count) + " SMs)" : "") << "\n"
-              << "recorded: " << p.recorded_at << "\n";
-  if (!p.driver_version.empty() || !p.cuda_version.empty())
-    streams.out << "driver:   " << p.driver_version << ", CUDA " << p.cuda_version << "\n";
-  if (!p.triton.empty()) streams.out << "triton:   " << p.triton << "\n";
-  for (const auto& [name, version] : p.packages)
-    streams.out << "package:  " << name << " " << version << "\n";
-  if (p.ranks) streams.out << "voted:    " << p.ranks << " rank(s) of " << p.runs << " run(s)\n";
-  if (!p.mixed.empty()) {
-    std::string fields;
-    for (const std::string& f : p.mixed) fields += (fields.empty() ? "" : ", ") + f;
-    streams.out << "mixed:    the records differed in " << fields << "\n";
-  }
-  streams.out << "entries:  " << table->entry_count() << "\n";
+  // Labels padded to one column: "arch:     sm90".
+  auto line = [&](const std::string& label, const auto& value) {
+    streams.out << label << ":" << std::string(label.size() < 9 ? 9 - label.size() : 1, ' ')
+                << value << "\n";
+  };
+  line("arch", table->arch());
+  for (const auto& [label, value] : provenance_lines(table->provenance())) line(label, value);
+  line("entries", table->entry_count());
   for (const std::string& kernel : table->kernels()) {
     for (const std::string& key : table->keys(kernel))
       streams.out << kernel << " [" << key << "] -> " << describe(*table->entry(kernel, key))

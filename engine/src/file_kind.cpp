@@ -18,8 +18,8 @@ using nlohmann::json;
 constexpr std::string_view kExpected =
     "expected a table (.tlb, or JSON with \"arch\" and \"kernels\"), a candidate manifest (JSON "
     "with \"configs\" or \"kernels\"), a record file (JSON {arch: {kernel: {key: config}}}), a "
-    "timing sidecar (.timings.tlrt, or JSON with \"timings\") or a choice log (.tlcl, or JSON "
-    "with \"rank\" and \"entries\")";
+    "timing sidecar (.timings.tlrt, or JSON with \"timings\"), a choice log (.tlcl, or JSON "
+    "with \"rank\" and \"entries\") or an audit file (.audit.json)";
 
 DetectedFile found(FileKind kind, FileEncoding encoding) { return {kind, encoding, {}}; }
 
@@ -50,6 +50,7 @@ std::optional<DetectedFile> kind_by_name(std::string_view name) {
   if (name.ends_with(".tlrt")) return found(FileKind::timings, FileEncoding::binary);
   if (name.ends_with(".tlcl")) return found(FileKind::choice_log, FileEncoding::binary);
   if (is_timings_sidecar_name(name)) return found(FileKind::timings, FileEncoding::json);
+  if (name.ends_with(".audit.json")) return found(FileKind::audit, FileEncoding::json);
   return std::nullopt;
 }
 
@@ -62,7 +63,7 @@ bool is_format_member(std::string_view key) {
 
 // A streaming scan (nlohmann's SAX interface) of the top-level members,
 // which stops at the first that tells the kind:
-//   "entries" -> choice log; "timings" -> timing sidecar; "configs" ->
+//   "entries" -> choice log (an object) or audit file (a list); "timings" -> timing sidecar; "configs" ->
 //   manifest (one kernel's candidates); "kernels" -> a manifest when its
 //   first kernel holds a list ("key", "configs"), a table when it holds an
 //   object (a key's config) or nothing; an object under a name no format
@@ -155,7 +156,8 @@ class TopLevelScan {
   }
 
   bool top_level_member(Type type) {
-    if (member_ == "entries") return decide(FileKind::choice_log);
+    if (member_ == "entries")
+      return decide(type == Type::array ? FileKind::audit : FileKind::choice_log);
     if (member_ == "timings") return decide(FileKind::timings);
     if (member_ == "configs") return decide(FileKind::manifest);
     if (member_ == "kernels" || member_ == "arch") saw_table_member = true;
@@ -215,6 +217,8 @@ std::string_view to_string(FileKind kind) {
       return "timings";
     case FileKind::choice_log:
       return "choice_log";
+    case FileKind::audit:
+      return "audit";
     case FileKind::unknown:
       break;
   }
@@ -242,6 +246,9 @@ std::string describe(const DetectedFile& file) {
       break;
     case FileKind::choice_log:
       what = "choice log";
+      break;
+    case FileKind::audit:
+      what = "audit file";
       break;
     case FileKind::unknown:
       return std::string(what);

@@ -57,6 +57,31 @@ std::vector<std::string> provenance_differences(const Provenance& table, const P
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> provenance_lines(const Provenance& p) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto line = [&](const char* label, const std::string& value) {
+    if (!value.empty()) out.emplace_back(label, value);
+  };
+  line("source", p.source);
+  line("device", p.device_name +
+                     (p.sm_count ? " (" + std::to_string(p.sm_count) + " SMs)" : std::string()));
+  line("recorded", p.recorded_at);
+  line("driver", p.driver_version);
+  line("cuda", p.cuda_version);
+  line("triton", p.triton);
+  std::string packages;
+  for (const auto& [name, version] : p.packages)
+    packages += (packages.empty() ? "" : ", ") + name + " " + version;
+  line("packages", packages);
+  if (p.ranks)
+    line("voted", std::to_string(p.ranks) + " rank(s) of " + std::to_string(p.runs) + " run(s)");
+  std::string mixed;
+  for (const std::string& field : p.mixed) mixed += (mixed.empty() ? "" : ", ") + field;
+  if (!mixed.empty()) line("mixed", "the records differed in " + mixed);
+  line("tool", p.tool_version);
+  return out;
+}
+
 std::string provenance_difference_line(const Provenance& table, const Provenance& device) {
   std::string out;
   for (const std::string& difference : provenance_differences(table, device))

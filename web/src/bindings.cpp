@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "preview.hpp"
+#include "tunelock/audit_report.hpp"
 #include "tunelock/candidates.hpp"
 #include "tunelock/choice_log.hpp"
 #include "tunelock/choice_log_file.hpp"
@@ -36,6 +37,7 @@ struct Sidecar {
 };
 std::map<int, Sidecar> sidecars;  // checked when loaded, applied per report
 std::map<int, std::pair<std::string, ChoiceLogFile>> logs;
+std::map<int, AuditFile> audits;
 int next_id = 1;
 
 // A page must stay responsive: refuse what could not be previewed anyway.
@@ -235,6 +237,34 @@ std::string preview_logged_run(const std::string& ids, int table_id, int candida
   });
 }
 
+// An audit run's file (audit_file.hpp): {"id", "rank", "entries"}.
+std::string load_audit(const std::string& name, const std::string& bytes) {
+  return guarded([&] {
+    check_size(name, bytes);
+    AuditFile file = audit_from_json(bytes, name);
+    json summary = {{"id", next_id}, {"rank", file.rank}, {"entries", file.entries.size()}};
+    audits[next_id++] = std::move(file);
+    return summary;
+  }, name);
+}
+
+// `tunelock table audit` over the loaded audit files: the report's JSON plus "text".
+std::string audit_files_report(const std::string& ids, double max_regret) {
+  return guarded([&] {
+    std::vector<AuditFile> files;
+    for (const json& id : json::parse(ids)) {
+      const auto found = audits.find(id.get<int>());
+      if (found == audits.end()) throw Error("that audit file is no longer loaded");
+      files.push_back(found->second);
+    }
+    if (!(max_regret >= 0)) throw Error("max regret: expected a percentage, 0 or more");
+    const AuditReport report = audit_report(files, max_regret);
+    json out = audit_report_json(report);
+    out["text"] = audit_report_text(report);
+    return out;
+  });
+}
+
 std::string decide_case(const std::string& c) {
   return guarded([&] { return preview::decide_case(json::parse(c)); });
 }
@@ -247,6 +277,7 @@ void unload(int id) {
   records.erase(id);
   sidecars.erase(id);
   logs.erase(id);
+  audits.erase(id);
 }
 
 }  // namespace
@@ -264,6 +295,8 @@ EMSCRIPTEN_BINDINGS(tunelock) {
   emscripten::function("loadTimings", &load_timings);
   emscripten::function("loadLog", &load_log);
   emscripten::function("report", &report);
+  emscripten::function("loadAudit", &load_audit);
+  emscripten::function("auditReport", &audit_files_report);
   emscripten::function("compareRuns", &compare_run_logs);
   emscripten::function("previewRun", &preview_logged_run);
   emscripten::function("verifyLogs", &verify_logs);

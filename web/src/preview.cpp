@@ -24,9 +24,15 @@ json table_summary(const Table& table) {
   json kernels = json::object();
   for (const std::string& kernel : table.kernels()) kernels[kernel] = table.keys(kernel);
   const Provenance& p = table.provenance();
-  return {
-      {"arch", std::string(table.arch())}, {"entries", table.entry_count()}, {"source", p.source},
-      {"device", p.device_name},           {"recorded_at", p.recorded_at},   {"kernels", kernels}};
+  json provenance = json::array();  // [label, value] pairs, as `tunelock table show` prints them
+  for (const auto& [label, value] : provenance_lines(p)) provenance.push_back({label, value});
+  return {{"arch", std::string(table.arch())},
+          {"entries", table.entry_count()},
+          {"source", p.source},
+          {"device", p.device_name},
+          {"recorded_at", p.recorded_at},
+          {"provenance", provenance},
+          {"kernels", kernels}};
 }
 
 json manifest_summary(const CandidateManifest& manifest) {

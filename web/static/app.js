@@ -57,6 +57,10 @@ const loaders = {
     const t = call('loadTimings', name, bytes);
     return t.error ? t : { ...t, detail: `timing sidecar, rank ${t.rank}` };
   },
+  audit: (name, bytes) => {
+    const a = call('loadAudit', name, bytes);
+    return a.error ? a : { ...a, detail: `audit run, rank ${a.rank}, ${a.entries} key(s)` };
+  },
   choice_log: (name, bytes) => {
     const l = call('loadLog', name, bytes);
     return l.error ? l : { ...l, detail: `rank ${l.rank}, ${l.entries} choices, run ${runOf(name)}` };
@@ -108,6 +112,7 @@ function refreshAll() {
   listLoaded();
   refreshTables();
   refreshReport();
+  refreshAudit();
   refreshLogs();
   refreshRunPreview();
   suggestDecision();
@@ -161,6 +166,7 @@ function wire() {
   $('plot-key').addEventListener('change', drawPlot);
   for (const id of ['run-a', 'run-b']) $(id).addEventListener('change', refreshCompare);
   $('preview-run').addEventListener('change', refreshRunPreview);
+  $('max-regret').addEventListener('input', refreshAudit);
 }
 
 createTunelock({ printErr: () => {} }).then((engine) => {

@@ -73,6 +73,8 @@ function suggestDecision() {
 function refreshBrowse() {
   const table = selectedTable();
   const list = $('browse-list');
+  $('provenance').replaceChildren(...(table ? table.summary.provenance : []).map(([label, value]) =>
+    el('div', {}, el('dt', { textContent: label }), el('dd', { textContent: value }))));
   if (!table) return list.replaceChildren('Load a table to browse its kernels and keys.');
   const items = [];
   for (const [kernel, keys] of Object.entries(table.summary.kernels).slice(0, 500)) {

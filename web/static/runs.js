@@ -32,6 +32,16 @@ function refreshReport() {
   fillPlotKeys(result.timings, result.disagreements.filter((d) => d.winners.length > 1).map((d) => `${d.arch}|${d.kernel}|${d.key}`));
 }
 
+// What the loaded audit runs say the table costs today (tunelock table audit).
+function refreshAudit() {
+  const files = filesOf('audit');
+  if (!files.length) return setPanel('audit-out', 'Load audit files (<prefix>.rank<N>.audit.json, from TUNELOCK_MODE=audit) to see what the table costs today.');
+  const limit = Number($('max-regret').value);
+  const result = call('auditReport', JSON.stringify(files.map((f) => f.id)), Number.isFinite(limit) ? limit : -1);
+  if (result.error) return setPanel('audit-out', result.error, true);
+  setPanel('audit-out', result.text + (result.exit_code ? '\nThe audit fails: an entry costs more than the limit, or its bits changed.' : '\nThe audit passes.'), result.exit_code !== 0);
+}
+
 function fillPlotKeys(timings, disagreeing = []) {
   const keys = Object.keys(timings);
   const keep = $('plot-key').value;

@@ -181,6 +181,33 @@ async function logs(page) {
   check((await text(page, '#logs-out')).includes('run b:') && !(await text(page, '#logs-out')).includes('BLOCK_M=128'), 'a removed log leaves the verdict');
 }
 
+// A table's provenance on show, and audit runs' files: what the table costs today.
+async function provenanceAndAudit(page) {
+  await load(page, [write('merged.json', JSON.stringify({
+    arch: 'sm90', kernels: { 'pkg.mm': { 'M=1': { kwargs: { BLOCK_M: 64 }, num_warps: 4, num_stages: 3 } } },
+    triton: '3.6.0', provenance: { device_name: 'NVIDIA H200', sm_count: 132, ranks: 8, runs: 2, mixed: ['driver_version'] } }))]);
+  await page.selectOption('#table-select', { label: await page.$eval('#table-select', (s) => [...s.options].find((o) => o.textContent.startsWith('merged.json')).textContent) });
+  const shown = await text(page, '#provenance');
+  check(shown.includes('NVIDIA H200 (132 SMs)') && shown.includes('8 rank(s) of 2 run(s)') && shown.includes('the records differed in driver_version'),
+        `the selected table's provenance is shown: ${shown}`);
+  const audit = (rank, pinnedMs) => write(`run.rank${rank}.audit.json`, JSON.stringify({
+    format_version: 1, rank, device: {}, entries: [{ arch: 'sm90', kernel: 'pkg.mm', key: 'M=1', pinned: 'P', reason: 'table',
+      stale: false, repeats: true, equivalent_differs: [], calls: 5,
+      candidates: [{ signature: 'P', median_ms: pinnedMs }, { signature: 'F', median_ms: 1.0 }] }] }));
+  check((await text(page, '#audit-out')).startsWith('Load audit files'), 'the audit panel asks for audit files');
+  await load(page, [audit(0, 1.2), audit(1, 1.2)]);
+  const report = await text(page, '#audit-out');
+  check(report.includes('regret 20.0% (over the limit); 10 call(s) on 2 rank(s)') && report.includes('The audit fails'),
+        `two ranks' audit files: the entry's regret over the limit: ${report}`);
+  await page.fill('#max-regret', '25');
+  await page.waitForFunction(() => document.getElementById('audit-out').textContent.includes('The audit passes'));
+  check(true, 'a higher limit passes the same audit');
+  await load(page, [write('broken.audit.json', '{"format_version": 1, "entries": [{"arch": "sm90"}]}')]);
+  const message = await text(page, '#messages');
+  check(message.includes('broken.audit.json: entries[0].kernel: missing'), `a bad audit file is refused by name and path: ${message}`);
+  await page.click('#messages button.dismiss');
+}
+
 // "Try the example": every panel working, and the run preview as the CLI computes it.
 async function example(page) {
   await page.click('#clear');
@@ -227,6 +254,7 @@ async function example(page) {
     await badFiles(page);
     await records(page);
     await logs(page);
+    await provenanceAndAudit(page);
     await example(page);
     await page.screenshot({ path: screenshot, fullPage: true });
     console.log(`screenshot: ${screenshot}`);

@@ -1,5 +1,5 @@
 // What a tunelock file is, from its name and bytes: a table, a candidate
-// manifest, a record file, a timing sidecar or a choice log, in JSON or in
+// manifest, a record file, a timing sidecar, a choice log or an audit file, in JSON or in
 // binary (FlatBuffers) form. The one statement of that rule for every face:
 // the table search, the CLI and Python (which skip sidecars given beside
 // their records), and the page (which routes a dropped file to its reader).
@@ -26,6 +26,7 @@ enum class FileKind {
   record,      // JSON {arch: {qualified: {key: config}}} (Megatron's record layout)
   timings,     // a record file's timing sidecar: .timings.tlrt, or JSON {"timings", ...}
   choice_log,  // .tlcl, or JSON {"rank", "entries", "digest"}
+  audit,       // an audit run's JSON {"format_version", "rank", "device", "entries": [...]}
 };
 
 enum class FileEncoding { json, binary };
@@ -45,7 +46,7 @@ struct DetectedFile {
 // short) are that kind, so its reader reports the damage.
 DetectedFile detect_file_kind(std::string_view name, std::string_view bytes);
 
-// "table", "manifest", "record", "timings", "choice_log" or "unknown": the
+// "table", "manifest", "record", "timings", "choice_log", "audit" or "unknown": the
 // names the page and the Python package use.
 std::string_view to_string(FileKind kind);
 // "json" or "binary".

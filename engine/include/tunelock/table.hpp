@@ -52,6 +52,11 @@ struct Provenance {
 // matches a device with any of them.
 std::vector<std::string> provenance_differences(const Provenance& table, const Provenance& device);
 
+// A table's provenance for people: (label, value) per field it says
+// something about (source, device, recorded, driver, cuda, triton,
+// packages, voted, mixed, tool), what `tunelock table show` and the page print.
+std::vector<std::pair<std::string, std::string>> provenance_lines(const Provenance& provenance);
+
 // The differences on one line, "; "-joined: what a pinned run warns (or,
 // under TUNELOCK_PROVENANCE=strict, fails) with.
 std::string provenance_difference_line(const Provenance& table, const Provenance& device);
