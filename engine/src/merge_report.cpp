@@ -45,9 +45,9 @@ void append_decision(std::string& out, const KeyVerdict& v) {
     out += "\n";
   }
   if (v.voters > 1)
-    out += fmt::format("  flip risk {}/{}: dropping any one of {} rank(s) would change the kept "
-                       "config\n",
-                       v.flips, v.voters, v.flips);
+    out += fmt::format("  flip risk {}/{}: {} of the {} voting ranks, each dropped alone, would "
+                       "change the kept config\n",
+                       v.flips, v.voters, v.flips, v.voters);
 }
 
 }  // namespace

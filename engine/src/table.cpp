@@ -93,7 +93,10 @@ std::string describe(const TableEntry& entry) {
   std::string out = signature(entry.config);
   for (std::size_t i = 0; i < entry.equivalent.size(); ++i)
     out += (i ? ", " : " (equivalent: ") + signature(entry.equivalent[i]);
-  return entry.equivalent.empty() ? out : out + ")";
+  if (!entry.equivalent.empty()) out += ")";
+  for (std::size_t i = 0; i < entry.ties.size(); ++i)
+    out += (i ? ", " : " (within noise: ") + signature(entry.ties[i]);
+  return entry.ties.empty() ? out : out + ")";
 }
 
 std::size_t Table::entry_count() const {

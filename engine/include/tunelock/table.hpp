@@ -88,8 +88,8 @@ struct TableEntry {
   friend bool operator==(const TableEntry&, const TableEntry&) = default;
 };
 
-// `signature`, then ` (equivalent: a, b)` when the entry lists any: how the
-// table tools print an entry.
+// `signature`, then ` (equivalent: a, b)` and ` (within noise: c)` when the
+// entry lists any: how the table tools print an entry.
 std::string describe(const TableEntry& entry);
 
 // Result of asking a table about one (kernel, key) against live candidates.
