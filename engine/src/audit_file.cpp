@@ -95,8 +95,11 @@ AuditEntry entry_from_json(const json& value, const std::string& where) {
     const json& c = require_object((*candidates)[i], item);
     const json* ms = find_member(c, "median_ms");
     if (!ms) throw Error(member_path(item, "median_ms") + ": missing");
-    e.candidates.push_back({string_member(c, "signature", item),
-                            timing_from_json(*ms, member_path(item, "median_ms"))});
+    AuditedCandidate candidate{string_member(c, "signature", item),
+                               timing_from_json(*ms, member_path(item, "median_ms"))};
+    if (const json* flagged = find_member(c, "nondeterministic"))
+      candidate.nondeterministic = require_bool(*flagged, member_path(item, "nondeterministic"));
+    e.candidates.push_back(std::move(candidate));
   }
   return e;
 }
@@ -117,9 +120,12 @@ std::string audit_to_json(const AuditFile& audit) {
   json entries = json::array();
   for (const AuditEntry& e : audit.entries) {
     json candidates = json::array();
-    for (const AuditedCandidate& c : e.candidates)
-      candidates.push_back({{"signature", c.signature},
-                            {"median_ms", c.median_ms ? json(*c.median_ms) : json(nullptr)}});
+    for (const AuditedCandidate& c : e.candidates) {
+      json item = {{"signature", c.signature},
+                   {"median_ms", c.median_ms ? json(*c.median_ms) : json(nullptr)}};
+      if (c.nondeterministic) item["nondeterministic"] = true;
+      candidates.push_back(std::move(item));
+    }
     entries.push_back({{"arch", e.arch},
                        {"kernel", e.kernel},
                        {"key", e.key},

@@ -19,6 +19,7 @@ struct Gathered {
   AuditRow row;
   std::map<std::string, std::vector<double>> ms;  // signature -> each rank's median
   std::set<std::string> pinned, differs;          // what each rank pinned / saw differ
+  std::set<std::string> racy;                     // flagged by some rank's bits audit
 };
 
 std::optional<double> median_of(const std::map<std::string, std::vector<double>>& ms,
@@ -50,8 +51,10 @@ AuditReport audit_report(const std::vector<AuditFile>& files, double max_regret_
       g.differs.insert(e.equivalent_differs.begin(), e.equivalent_differs.end());
       g.row.calls += e.calls;
       ++g.row.ranks;
-      for (const AuditedCandidate& c : e.candidates)
+      for (const AuditedCandidate& c : e.candidates) {
         if (c.median_ms) g.ms[c.signature].push_back(*c.median_ms);
+        if (c.nondeterministic) g.racy.insert(c.signature);
+      }
     }
   }
   AuditReport report;
@@ -67,6 +70,7 @@ AuditReport audit_report(const std::vector<AuditFile>& files, double max_regret_
     row.equivalent_differs.assign(g.differs.begin(), g.differs.end());
     row.pinned_ms = g.pinned.size() == 1 ? median_of(g.ms, row.pinned) : std::nullopt;
     for (const auto& [sig, samples] : g.ms) {
+      if (g.racy.count(sig)) continue;  // a config that changes its own bits is no option
       const double ms = median(samples);
       if (!row.fastest_ms || ms < *row.fastest_ms) row.fastest = sig, row.fastest_ms = ms;
     }

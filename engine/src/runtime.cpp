@@ -85,7 +85,8 @@ std::size_t Runtime::audit_key(std::string_view arch, const KernelId& kernel, st
               entry.stale || std::none_of(candidates.begin(), candidates.end(),
                                           [&](const Config& c) { return found->matches(c); });
   }
-  for (const CandidateTiming& t : timings) entry.candidates.push_back({t.signature, t.median_ms});
+  for (const CandidateTiming& t : timings)
+    entry.candidates.push_back({t.signature, t.median_ms, t.nondeterministic});
   // Bits: the pinned config's own check, else the audit's flag; then the
   // entry's config and its equivalents against what launched, by class.
   const bool compared = std::any_of(timings.begin(), timings.end(), [](const CandidateTiming& t) {

@@ -140,3 +140,20 @@ BOOST_AUTO_TEST_CASE(audit_files_round_trip_and_malformed_ones_are_refused_by_pa
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(audit_files)
+
+BOOST_AUTO_TEST_CASE(a_config_that_changes_its_own_bits_is_never_the_fastest) {
+  // F is faster but racy (float atomics): the regret is against the fastest
+  // config a table could pin, here the pinned one itself.
+  AuditEntry e = entry("M=1", 2.0, 1.0, 1);
+  e.candidates[1].nondeterministic = true;
+  const AuditReport report = audit_report({rank(0, {e})}, 5);
+  BOOST_TEST(report.rows.at(0).fastest == "P");
+  BOOST_TEST(*report.rows.at(0).regret_pct == 0.0);
+  BOOST_TEST(report.exit_code() == 0);
+  const AuditFile read = audit_from_json(audit_to_json(rank(0, {e})), "a.json");
+  BOOST_TEST(read.entries.at(0).candidates.at(1).nondeterministic);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

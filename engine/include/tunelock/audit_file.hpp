@@ -21,6 +21,9 @@ namespace tunelock {
 struct AuditedCandidate {
   std::string signature;
   std::optional<double> median_ms;  // empty when it failed to run
+  // Gave different bits in two runs of itself: never a config a table
+  // could pin, so never the "fastest" a regret is measured against.
+  bool nondeterministic = false;
 };
 
 struct AuditEntry {

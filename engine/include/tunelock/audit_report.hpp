@@ -19,7 +19,9 @@ struct AuditRow {
   std::string arch, kernel, key;
   std::string pinned;   // the pinned config's signature
   std::string reason;   // the rule that chose it
-  std::string fastest;  // the fastest live candidate's signature; empty when none ran
+  // The fastest live candidate whose bits repeated on every rank that
+  // checked (a racy config is no option); empty when none ran.
+  std::string fastest;
   // Across ranks: the median of the ranks' medians of each config.
   std::optional<double> pinned_ms, fastest_ms;
   std::optional<double> regret_pct;  // 100 * (pinned / fastest - 1), when both ran
