@@ -7,6 +7,7 @@
 
 #include "bootstrap_frames.hpp"
 #include "crafted_tables.hpp"
+#include "tunelock/audit_file.hpp"
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/log.hpp"
@@ -92,6 +93,15 @@ int main(int argc, char** argv) {
   for (const auto& [key, value] : log.entries) entries.push_back({key, value});
   write_file_atomically(out / "verify_batch" / "seed.bin", encode_batch(1, entries));
   write_verify_tree_seeds(out);
+  AuditFile audit;
+  audit.rank = 0;
+  audit.entries.push_back({"sm90", "demo.ops.softmax", "N=1|f32", "BLOCK_SIZE=1024;warps=8;stages=2",
+                           "table", false, true, {"BLOCK_SIZE=512;warps=4;stages=2"},
+                           {{"BLOCK_SIZE=1024;warps=8;stages=2", 0.5},
+                            {"BLOCK_SIZE=512;warps=4;stages=2", 0.4, true},
+                            {"BLOCK_SIZE=256;warps=4;stages=2", std::nullopt}},
+                           7});
+  write_file_atomically(out / "audit" / "seed.rank0.audit.json", audit_to_json(audit));
   write_file_atomically(out / "policy_environment" / "seed.env",
                         "TUNELOCK_MODE=pinned\nTUNELOCK_ON_MISS=error\nTUNELOCK_VERIFY_EVERY=10\n"
                         "TUNELOCK_TABLE_PATH=tables\nTUNELOCK_CHAOS=0\n");

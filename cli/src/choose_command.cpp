@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "tunelock/decision.hpp"
 #include "tunelock/candidates.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
@@ -91,26 +92,30 @@ int choose(const ChooseOptions& options, Streams& streams) {
   const std::string arch = resolve_arch(options);
   const std::vector<BlockSize> block_sizes = block_sizes_from(options.blocks);
 
-  const KernelId kernel = KernelId::parse(qualified);
-  std::optional<std::uint64_t> chaos_rank;
-  if (options.chaos) {
-    if (!options.rank_given) throw Error("--chaos needs --rank N (this rank's number, N >= 0)");
-    if (options.rank < 0)
-      throw Error("--rank " + std::to_string(options.rank) + ": a rank is 0 or more");
-    chaos_rank = static_cast<std::uint64_t>(options.rank);
-  }
+  DecisionRequest request;
+  request.arch = arch;
+  request.kernel = KernelId::parse(qualified);
+  request.key = options.key;
+  request.candidates = candidates;
+  request.block_sizes = block_sizes;
+  request.on_miss = parse_on_miss(options.on_miss, "--on-miss");
+  request.chaos_rank = chaos_rank_of(
+      options.chaos, options.rank_given ? std::optional<std::int64_t>(options.rank) : std::nullopt,
+      "--chaos", "--rank");
+  request.explain = options.explain;
   // The chaos control ignores the table, so it needs none.
   std::unique_ptr<Table> table;
-  if (!chaos_rank) {
+  if (!request.chaos_rank) {
     table = load_table_for_arch(arch, options.tables, false);
     if (!table && !options.tables.empty())
       logger().warn("no table for {} among the --table arguments", arch);
   }
-  std::vector<std::string> explanation;
-  SelectionRules rules{arch, table.get(), block_sizes,
-                       options.on_miss == "error" ? OnMiss::error : OnMiss::min_cost};
-  if (options.explain) rules.explanation = &explanation;
-  const Choice choice = decide(kernel, options.key, candidates, rules, chaos_rank);
+  request.table = table.get();
+  request.notices = &process_notices();  // warnings go to the log, as a run's do
+  request.collect_warnings = false;
+  const Decision decision = make_decision(request);
+  const Choice& choice = decision.choice;
+  const std::vector<std::string>& explanation = decision.explanation;
 
   const std::string chosen = signature(candidates[choice.index]);
   if (options.json) {

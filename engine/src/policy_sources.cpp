@@ -97,12 +97,6 @@ Mode parse_mode(std::string_view raw, const std::string& origin) {
   invalid(origin, raw, "auto, pinned, record, audit");
 }
 
-OnMiss parse_on_miss(std::string_view raw, const std::string& origin) {
-  const std::string value = trim(raw);
-  if (value == "min_cost") return OnMiss::min_cost;
-  if (value == "error") return OnMiss::error;
-  invalid(origin, raw, "min_cost, error");
-}
 
 Equivalent parse_equivalent(std::string_view raw, const std::string& origin) {
   const std::string value = trim(raw);
@@ -262,6 +256,13 @@ void expand_user_paths(Policy& policy, const char* home) {
 }
 
 }  // namespace
+
+OnMiss parse_on_miss(std::string_view raw, const std::string& origin) {
+  const std::string value = trim(raw);
+  if (value == "min_cost") return OnMiss::min_cost;
+  if (value == "error") return OnMiss::error;
+  invalid(origin, raw, "min_cost, error");
+}
 
 std::vector<BlockSize> parse_block_sizes(std::string_view text, const std::string& origin) {
   std::vector<BlockSize> out;

@@ -1,3 +1,4 @@
+#include "tunelock/decision.hpp"
 #include "tunelock/run_preview.hpp"
 
 #include <set>
@@ -44,11 +45,19 @@ void decide_pinned(PreviewedKey& row, const RunPreviewRules& rules, Notices& not
     return;
   }
   const Table* table = rules.table && rules.table->arch() == row.arch ? rules.table : nullptr;
-  const SelectionRules selection{row.arch,         table,    rules.block_sizes,
-                                 OnMiss::min_cost, &notices, &row.explanation,
-                                 &out.warnings};
-  const Choice choice =
-      deterministic_choice(KernelId::parse(qualified), row.key, candidates->configs, selection);
+  DecisionRequest request;
+  request.arch = row.arch;
+  request.kernel = KernelId::parse(qualified);
+  request.key = row.key;
+  request.candidates = candidates->configs;
+  request.table = table;
+  request.block_sizes = rules.block_sizes;
+  request.notices = &notices;  // each warning once per preview
+  request.details = false;
+  Decision decision = make_decision(request);
+  row.explanation = std::move(decision.explanation);
+  out.warnings.insert(out.warnings.end(), decision.warnings.begin(), decision.warnings.end());
+  const Choice choice = decision.choice;
   row.pinned = signature(candidates->configs[choice.index]);
   row.reason = std::string(to_string(choice.reason));
   switch (choice.reason) {

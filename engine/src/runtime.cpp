@@ -7,6 +7,7 @@
 #include "slot_verify.hpp"
 #include "tree_verify.hpp"
 #include "tunelock/choice_log_file.hpp"
+#include "tunelock/decision.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/launch_environment.hpp"
@@ -147,13 +148,21 @@ Choice Runtime::pinned_choice(std::string_view arch, const KernelId& kernel, std
                               std::span<const std::string> nondeterministic_variants) {
   const std::shared_ptr<const Policy> current = policy();
   const std::shared_ptr<const Table> table = current->chaos ? nullptr : table_for(arch);
-  SelectionRules rules{arch, table.get(), current->block_sizes, current->on_miss, &notices_};
-  rules.declared_nondeterministic = current->nondeterministic;
-  rules.nondeterministic_variants = nondeterministic_variants;
-  const Choice choice =
-      decide(kernel, key, candidates, rules,
-             current->chaos ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(rank_))
-                            : std::nullopt);
+  DecisionRequest request;
+  request.arch = std::string(arch);
+  request.kernel = kernel;
+  request.key = std::string(key);
+  request.candidates = candidates;
+  request.table = table.get();
+  request.block_sizes = current->block_sizes;
+  request.on_miss = current->on_miss;
+  if (current->chaos) request.chaos_rank = static_cast<std::uint64_t>(rank_);
+  request.declared_nondeterministic = current->nondeterministic;
+  request.nondeterministic_variants = nondeterministic_variants;
+  request.notices = &notices_;  // once per policy, logged
+  request.collect_warnings = false;
+  request.explain = request.details = false;
+  const Choice choice = make_decision(request).choice;
   if (log) log_choice(arch, kernel, key, candidates[choice.index], ChoiceOrigin::pinned);
   return choice;
 }

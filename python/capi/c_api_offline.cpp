@@ -8,6 +8,8 @@
 #include "c_api_support.hpp"
 #include "tunelock/audit_report.hpp"
 #include "tunelock/c_api.h"
+#include "tunelock/decision.hpp"
+#include "tunelock/notices.hpp"
 #include "tunelock/candidates.hpp"
 #include "tunelock/file_kind.hpp"
 #include "tunelock/files.hpp"
@@ -92,23 +94,24 @@ int tunelock_choose(const char* request_json, char** result_json) {
         {"on_miss", string_field(request, "on_miss", "min_cost")},
         {"block_sizes", string_field(request, "block_sizes", "")}};
     const Policy checked = policy_from_key_values(pairs);
-    const bool chaos = request.value("chaos", false);
-    const std::int64_t rank = request.value("rank", std::int64_t{0});
-    if (chaos && rank < 0) throw Error("rank " + std::to_string(rank) + ": a rank is 0 or more");
-
-    std::unique_ptr<Table> table = chaos ? nullptr : load_table_for_arch(arch, tables, false);
-    std::vector<std::string> explanation;
-    SelectionRules rules{arch, table.get(), checked.block_sizes, checked.on_miss};
-    rules.explanation = &explanation;
-    const Choice choice = decide(
-        KernelId::parse(kernel_name), key, candidates, rules,
-        chaos ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(rank)) : std::nullopt);
-    put(result_json, json{{"index", choice.index},
-                          {"signature", signature(candidates[choice.index])},
-                          {"reason", std::string(to_string(choice.reason))},
-                          {"arch", arch},
-                          {"explanation", explanation}}
-                         .dump());
+    DecisionRequest decision_request;
+    decision_request.arch = arch;
+    decision_request.kernel = KernelId::parse(kernel_name);
+    decision_request.key = key;
+    decision_request.candidates = candidates;
+    decision_request.block_sizes = checked.block_sizes;
+    decision_request.on_miss = checked.on_miss;
+    decision_request.chaos_rank = chaos_rank_of(
+        request.value("chaos", false), request.value("rank", std::int64_t{0}), "chaos", "rank");
+    std::unique_ptr<Table> table =
+        decision_request.chaos_rank ? nullptr : load_table_for_arch(arch, tables, false);
+    decision_request.table = table.get();
+    decision_request.notices = &process_notices();  // warned once per process, as a run does
+    decision_request.collect_warnings = false;
+    const Decision decision = make_decision(decision_request);
+    json out = decision_to_json(decision_request, decision);
+    out["arch"] = arch;
+    put(result_json, out.dump());
   });
 }
 

@@ -1,5 +1,7 @@
 #include "preview.hpp"
 
+#include "tunelock/decision.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -71,74 +73,23 @@ json table_keys(const Table& table, const std::string& kernel) {
   return out;
 }
 
-namespace {
-
-// Table entries this call would skip as stale: present, matching no candidate.
-json stale_entries(const Table& table, const KernelId& kernel, const std::string& key,
-                   const std::vector<Config>& candidates) {
-  json out = json::array();
-  const std::string qualified = kernel.qualified();
-  for (std::string_view name : table_names(kernel, qualified)) {
-    for (const std::string& k : {key, std::string(kWildcardKey)}) {
-      if (table.match(name, k, candidates).stale())
-        out.push_back(
-            {{"kernel", name}, {"key", k}, {"signature", signature(table.entry(name, k)->config)}});
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 json decide(const Table* table, const std::vector<Config>& candidates,
             const std::string& kernel_name, const std::string& key, const json& policy) {
   try {
-    const KernelId kernel = KernelId::parse(kernel_name);
-    json warnings = json::array();
     const std::vector<BlockSize> block_sizes =
         parse_block_sizes(policy.value("block_sizes", ""), "block sizes");
     validate_block_sizes(block_sizes);  // the same rules as the CLI's --block
-    const OnMiss on_miss =
-        policy.value("on_miss", "min_cost") == "error" ? OnMiss::error : OnMiss::min_cost;
-    const std::string arch =
-        policy.value("arch", table ? std::string(table->arch()) : std::string("unknown"));
-    std::optional<std::uint64_t> chaos_rank;
-    if (policy.value("chaos", false)) {
-      const auto rank = policy.value("rank", 0);
-      if (rank < 0) throw Error("chaos rank must be 0 or more");
-      chaos_rank = static_cast<std::uint64_t>(rank);
-    }
-    std::vector<std::string> explanation;
-    Notices notices;  // a preview warns through its result, not a log
-    std::vector<std::string> said;
-    const SelectionRules rules{arch, table, block_sizes, on_miss, &notices, &explanation, &said};
-    const Choice choice = decide(kernel, key, candidates, rules, chaos_rank);
-    warnings = said;
-    std::vector<std::size_t> order(candidates.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return estimate_cost(candidates[a]) < estimate_cost(candidates[b]);
-    });
-    json equivalent = json::array();  // what TUNELOCK_EQUIVALENT=timed may time in its place
-    if (table)
-      for (std::size_t i : equivalent_candidates(*table, kernel, key, candidates, choice))
-        equivalent.push_back(signature(candidates[i]));
-    json ranked = json::array();
-    for (std::size_t i : order) {
-      const Cost cost = estimate_cost(candidates[i]);
-      ranked.push_back({{"index", i},
-                        {"signature", signature(candidates[i])},
-                        {"cost", {cost.block, cost.warps}},
-                        {"chosen", i == choice.index}});
-    }
-    return {{"index", choice.index},
-            {"signature", signature(candidates[choice.index])},
-            {"reason", std::string(to_string(choice.reason))},
-            {"explanation", explanation},
-            {"candidates", ranked},
-            {"stale", table ? stale_entries(*table, kernel, key, candidates) : json::array()},
-            {"equivalent", equivalent},
-            {"warnings", warnings}};
+    DecisionRequest request;
+    request.arch = policy.value("arch", table ? std::string(table->arch()) : std::string());
+    request.kernel = KernelId::parse(kernel_name);
+    request.key = key;
+    request.candidates = candidates;
+    request.table = table;
+    request.block_sizes = block_sizes;
+    request.on_miss = parse_on_miss(policy.value("on_miss", "min_cost"), "on_miss");
+    request.chaos_rank = chaos_rank_of(policy.value("chaos", false),
+                                       policy.value("rank", std::int64_t{0}), "chaos", "chaos rank");
+    return decision_to_json(request, make_decision(request));
   } catch (const Error& e) {
     return {{"error", e.what()}};
   }

@@ -54,6 +54,9 @@ Policy policy_from_environment(const Environment& env);
 Policy policy_from_key_values(const std::vector<std::pair<std::string, std::string>>& pairs,
                               Policy base = {});
 
+// `min_cost` or `error`; an Error starting with `origin` names the allowed values.
+OnMiss parse_on_miss(std::string_view raw, const std::string& origin);
+
 // Parses `BLOCK_M=64,BLOCK_N=32`; errors start with `origin` (a flag or
 // variable name). Names are checked by Policy::validate().
 std::vector<BlockSize> parse_block_sizes(std::string_view text, const std::string& origin);
