@@ -8,6 +8,7 @@
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/json_config.hpp"
+#include "tunelock/rank_files.hpp"
 #include "tunelock/version.hpp"
 
 namespace tunelock {
@@ -113,7 +114,7 @@ std::optional<double> AuditEntry::pinned_ms() const {
 }
 
 std::filesystem::path audit_file_path(const std::filesystem::path& prefix, int rank) {
-  return std::filesystem::path(prefix.string() + ".rank" + std::to_string(rank) + ".audit.json");
+  return rank_file(prefix, rank, rank_file_endings::kAudit);
 }
 
 std::string audit_to_json(const AuditFile& audit) {

@@ -1,5 +1,7 @@
 #include "tunelock/choice_log.hpp"
 
+#include "tunelock/error.hpp"
+
 #include <xxhash.h>
 
 #include <cstdio>
@@ -16,6 +18,21 @@ std::string choice_log_key(std::string_view arch, std::string_view qualified,
 
 std::string choice_log_value(std::string_view signature, ChoiceOrigin origin) {
   return std::string(signature) + (origin == ChoiceOrigin::pinned ? ";pinned" : ";timed");
+}
+
+ChoiceLogKey parse_choice_log_key(std::string_view entry, const std::string& origin) {
+  const std::size_t first = entry.find('|');
+  const std::size_t second = first == std::string_view::npos ? first : entry.find('|', first + 1);
+  if (second == std::string_view::npos)
+    throw Error(origin + ": entry '" + std::string(entry) + "' is not arch|kernel|key");
+  return {std::string(entry.substr(0, first)),
+          std::string(entry.substr(first + 1, second - first - 1)),
+          std::string(entry.substr(second + 1))};
+}
+
+std::string logged_signature(std::string_view value) {
+  const std::size_t semicolon = value.rfind(';');
+  return std::string(semicolon == std::string_view::npos ? value : value.substr(0, semicolon));
 }
 
 bool ChoiceLog::add(std::string key, std::string value) {

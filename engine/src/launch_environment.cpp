@@ -1,7 +1,7 @@
 #include "tunelock/launch_environment.hpp"
 
 #include <array>
-#include <charconv>
+#include <limits>
 
 #include "tunelock/error.hpp"
 
@@ -9,13 +9,8 @@ namespace tunelock {
 namespace {
 
 int parse_number(const std::string& name, const std::string& text, int min) {
-  int value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < min) {
-    throw Error(name + ": invalid value '" + text +
-                "'; expected an integer >= " + std::to_string(min));
-  }
-  return value;
+  return static_cast<int>(parse_integer(name, text, min, std::numeric_limits<int>::max(),
+                                        "an integer >= " + std::to_string(min)));
 }
 
 }  // namespace

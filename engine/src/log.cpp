@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "tunelock/policy_sources.hpp"
+#include "tunelock/environment.hpp"
 
 namespace tunelock {
 namespace {

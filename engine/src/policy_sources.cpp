@@ -9,7 +9,6 @@
 #include "tunelock/error.hpp"
 #include "tunelock/log.hpp"
 
-extern char** environ;
 
 namespace tunelock {
 namespace {
@@ -17,9 +16,6 @@ namespace {
 constexpr std::string_view kPrefix = "TUNELOCK_";
 constexpr std::string_view kMegatronPrefix = "MCORE_AUTOTUNE_";
 constexpr std::string_view kTritonBlockPrefix = "TRITON_AUTOTUNE_";
-
-// TUNELOCK_* variables that belong to other parts (rendezvous, logs, the
-// Python package's library), not to the policy, so they are not "unknown".
 
 std::string trim(std::string_view text) {
   auto begin = text.find_first_not_of(" \t\r\n");
@@ -30,26 +26,16 @@ std::string trim(std::string_view text) {
 
 [[noreturn]] void invalid(const std::string& origin, std::string_view value,
                           std::string_view allowed) {
-  throw Error(origin + ": invalid value '" + std::string(value) +
-              "'; allowed: " + std::string(allowed));
+  invalid_value(origin, value, allowed);
 }
 
 bool parse_bool(std::string_view raw, const std::string& origin) {
-  std::string value = trim(raw);
-  std::transform(value.begin(), value.end(), value.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  if (value == "1" || value == "true" || value == "yes" || value == "on") return true;
-  if (value == "0" || value == "false" || value == "no" || value == "off") return false;
-  invalid(origin, raw, "1, 0, true, false, yes, no, on, off (any case)");
+  return parse_boolean(origin, raw);
 }
 
 std::int64_t parse_int(std::string_view raw, const std::string& origin, std::string_view allowed) {
-  const std::string value = trim(raw);
-  std::int64_t out = 0;
-  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-  if (value.empty() || ec != std::errc{} || end != value.data() + value.size())
-    invalid(origin, raw, allowed);
-  return out;
+  return parse_integer(origin, raw, std::numeric_limits<std::int64_t>::min(),
+                       std::numeric_limits<std::int64_t>::max(), allowed);
 }
 
 int parse_count(std::string_view raw, const std::string& origin) {
@@ -187,7 +173,7 @@ constexpr std::array<Field, 17> kFields{{
 
 std::string known_keys() {
   std::string out;
-  for (const Field& f : kFields) out += (out.empty() ? "" : ", ") + std::string(f.key);
+  for (std::string_view key : policy_keys()) out += (out.empty() ? "" : ", ") + std::string(key);
   return out;
 }
 
@@ -273,22 +259,6 @@ std::vector<BlockSize> parse_block_sizes(std::string_view text, const std::strin
     out.push_back(parse_block_size(trim(item.substr(0, eq)), item.substr(eq + 1), origin));
   }
   return out;
-}
-
-std::string env_value(const Environment& env, std::string_view name) {
-  auto it = env.find(name);
-  return it == env.end() ? std::string() : it->second;
-}
-
-Environment process_environment() {
-  Environment env;
-  for (char** entry = environ; entry && *entry; ++entry) {
-    std::string_view text = *entry;
-    const auto eq = text.find('=');
-    if (eq == std::string_view::npos) continue;
-    env.emplace(std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)));
-  }
-  return env;
 }
 
 Policy policy_from_environment(const Environment& env) {

@@ -15,46 +15,10 @@ namespace tunelock {
 namespace {
 
 // The sidecar endings, in the order a record's sidecar is looked for.
-constexpr std::string_view kSidecarEndings[] = {".timings.json", ".timings.tlrt"};
+constexpr std::string_view kSidecarEndings[] = {rank_file_endings::kTimings,
+                                                rank_file_endings::kBinaryTimings};
 
 }  // namespace
-
-RankFileName parse_rank_file_name(std::string_view name) {
-  RankFileName out;
-  std::string_view stem = name;
-  bool sidecar = false;
-  for (std::string_view ending : kSidecarEndings) {
-    if (stem.ends_with(ending)) {
-      stem.remove_suffix(ending.size());
-      sidecar = true;
-      break;
-    }
-  }
-  if (!sidecar) {
-    for (std::string_view ending : {std::string_view(".json"), std::string_view(".tlcl")}) {
-      if (stem.ends_with(ending)) {
-        stem.remove_suffix(ending.size());
-        break;
-      }
-    }
-  }
-  out.stem = std::string(stem);
-  // `<run>.rank<N>`: Megatron's records carry their rank only in the name.
-  const auto at = stem.rfind(".rank");
-  if (at == std::string_view::npos || stem.size() == name.size()) return out;
-  const std::string_view digits = stem.substr(at + 5);
-  if (digits.empty() || digits.size() > 9 ||
-      digits.find_first_not_of("0123456789") != std::string_view::npos)
-    return out;
-  out.run = std::string(stem.substr(0, at));
-  out.rank = std::stoi(std::string(digits));
-  return out;
-}
-
-bool is_timings_sidecar_name(std::string_view name) {
-  return std::any_of(std::begin(kSidecarEndings), std::end(kSidecarEndings),
-                     [&](std::string_view ending) { return name.ends_with(ending); });
-}
 
 std::string to_string(const RecordKey& key) { return key.arch + "|" + key.kernel + "|" + key.key; }
 

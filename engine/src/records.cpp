@@ -44,11 +44,11 @@ void RecordStore::clear() {
 }
 
 fs::path RecordStore::record_file(const fs::path& prefix, int rank) {
-  return fs::path(prefix.string() + ".rank" + std::to_string(rank) + ".json");
+  return rank_file(prefix, rank, rank_file_endings::kRecord);
 }
 
 fs::path RecordStore::timings_file(const fs::path& prefix, int rank) {
-  return fs::path(prefix.string() + ".rank" + std::to_string(rank) + ".timings.json");
+  return rank_file(prefix, rank, rank_file_endings::kTimings);
 }
 
 void RecordStore::write(const fs::path& prefix, int rank) const {

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "tunelock/choice_log.hpp"
+
 namespace tunelock {
 namespace {
 
@@ -11,7 +13,7 @@ Folded fold(std::span<const ChoiceLogFile> logs) {
   Folded out;
   for (const ChoiceLogFile& log : logs) {
     for (const auto& [entry, value] : log.entries)
-      out[entry].insert(value.substr(0, value.rfind(';')));
+      out[entry].insert(logged_signature(value));
   }
   return out;
 }

@@ -1,9 +1,10 @@
-#include "tunelock/decision.hpp"
 #include "tunelock/run_preview.hpp"
 
 #include <set>
 #include <sstream>
 
+#include "tunelock/choice_log.hpp"
+#include "tunelock/decision.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/kernel_id.hpp"
 #include "tunelock/notices.hpp"
@@ -11,26 +12,6 @@
 
 namespace tunelock {
 namespace {
-
-struct LoggedKey {
-  std::string arch, kernel, key;
-};
-
-// `arch|qualified|key`: the key itself may hold '|', the first two may not.
-LoggedKey split_entry(const std::string& entry, const std::string& origin) {
-  const std::size_t first = entry.find('|');
-  const std::size_t second = first == std::string::npos ? first : entry.find('|', first + 1);
-  if (second == std::string::npos)
-    throw Error(origin + ": entry '" + entry + "' is not arch|kernel|key");
-  return {entry.substr(0, first), entry.substr(first + 1, second - first - 1),
-          entry.substr(second + 1)};
-}
-
-// `signature;pinned` or `signature;timed`: the origin is not the config.
-std::string logged_signature(const std::string& value) {
-  const std::size_t semicolon = value.rfind(';');
-  return semicolon == std::string::npos ? value : value.substr(0, semicolon);
-}
 
 void decide_pinned(PreviewedKey& row, const RunPreviewRules& rules, Notices& notices,
                    RunPreview& out) {
@@ -92,7 +73,7 @@ RunPreview preview_run(std::span<const ChoiceLogFile> logs, const RunPreviewRule
     for (const auto& [entry, value] : logs[i].entries) {
       auto [it, added] = rows.try_emplace(entry);
       if (added) {
-        const LoggedKey parts = split_entry(entry, origin);
+        const ChoiceLogKey parts = parse_choice_log_key(entry, origin);
         it->second.arch = parts.arch;
         it->second.kernel = parts.kernel;
         it->second.key = parts.key;

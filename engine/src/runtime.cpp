@@ -292,7 +292,7 @@ std::optional<bool> Runtime::maybe_verify(std::int64_t iteration, Collective& gr
 }
 
 std::filesystem::path Runtime::choice_log_file(const std::filesystem::path& prefix, int rank) {
-  return std::filesystem::path(prefix.string() + ".rank" + std::to_string(rank) + ".json");
+  return rank_file(prefix, rank, rank_file_endings::kChoiceLog);
 }
 
 void Runtime::dump_choice_log(const std::filesystem::path& prefix) const {

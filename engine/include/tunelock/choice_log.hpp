@@ -26,6 +26,16 @@ struct ChoiceEntry {
 std::string choice_log_key(std::string_view arch, std::string_view qualified, std::string_view key);
 std::string choice_log_value(std::string_view signature, ChoiceOrigin origin);
 
+// The readers of those two, beside their writers. A key's parts: the tuning
+// key may hold '|', the arch and kernel may not; Error naming `origin` when
+// `entry` is not arch|kernel|key.
+struct ChoiceLogKey {
+  std::string arch, kernel, key;
+};
+ChoiceLogKey parse_choice_log_key(std::string_view entry, const std::string& origin);
+// A value's config signature, less its origin (";pinned" or ";timed").
+std::string logged_signature(std::string_view value);
+
 // XXH3-64 of an entry's key and of its value: what a check along the tree
 // sends instead of the texts.
 struct ChoiceHash {

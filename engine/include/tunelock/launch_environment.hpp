@@ -4,7 +4,7 @@
 // SLURM_PROCID/SLURM_NTASKS (srun). None set: rank 0 of 1.
 #pragma once
 
-#include "tunelock/policy_sources.hpp"
+#include "tunelock/environment.hpp"
 
 namespace tunelock {
 

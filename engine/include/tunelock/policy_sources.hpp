@@ -11,32 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "tunelock/environment.hpp"
 #include "tunelock/notices.hpp"
 #include "tunelock/policy.hpp"
 
 namespace tunelock {
 
-using Environment = std::map<std::string, std::string, std::less<>>;
-
-// The TUNELOCK_* variables that are not policy fields, named once: the
-// launcher, `tunelock launch`, the runtime, the logger and the Python
-// package spell them through these, and the policy reader accepts them.
-namespace env_names {
-inline constexpr std::string_view kMasterAddr = "TUNELOCK_MASTER_ADDR";
-inline constexpr std::string_view kMasterPort = "TUNELOCK_MASTER_PORT";
-inline constexpr std::string_view kJobToken = "TUNELOCK_JOB_TOKEN";
-inline constexpr std::string_view kChoiceLog = "TUNELOCK_CHOICE_LOG";
-inline constexpr std::string_view kLogLevel = "TUNELOCK_LOG_LEVEL";
-inline constexpr std::string_view kLibrary = "TUNELOCK_LIBRARY";  // the Python package's
-inline constexpr std::string_view kAll[] = {kMasterAddr, kMasterPort, kJobToken,
-                                            kChoiceLog,  kLogLevel,   kLibrary};
-}  // namespace env_names
-
-// The value of `name` in `env`, or "" when unset.
-std::string env_value(const Environment& env, std::string_view name);
-
-// A snapshot of this process's environment.
-Environment process_environment();
 
 // Policy from TUNELOCK_* variables, with Megatron's MCORE_AUTOTUNE_* and
 // TRITON_AUTOTUNE_BLOCK_* as aliases (the TUNELOCK_ name wins when both are

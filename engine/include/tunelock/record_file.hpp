@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tunelock/config.hpp"
+#include "tunelock/rank_files.hpp"
 #include "tunelock/table.hpp"
 
 namespace tunelock {
@@ -57,21 +58,6 @@ struct RecordFile {
   std::map<RecordKey, std::vector<CandidateTiming>> timings;
 };
 
-// How one run's per-rank files are named, as `record` and the choice log
-// write them: `<run>.rank<N>.json` (a record or a JSON choice log),
-// `<run>.rank<N>.tlcl` (a binary choice log), and beside a record its
-// sidecar `<run>.rank<N>.timings.json` or `.timings.tlrt`.
-struct RankFileName {
-  std::string stem;  // the name less those endings: a record and its sidecar share it
-  std::string run;   // `<run>`; empty when the name is not `<run>.rank<N>.<ending>`
-  int rank = -1;     // N; -1 likewise
-};
-RankFileName parse_rank_file_name(std::string_view name);
-
-// `<prefix>.rank<N>.timings.json` or `.timings.tlrt`: a sidecar that is
-// read beside its record file, so tools given a glob such as `rec.rank*`
-// skip it rather than read it as a record.
-bool is_timings_sidecar_name(std::string_view name);
 
 // The record files a command line names: each argument a file, a directory
 // (every `<run>.rank<N>.json` record in it, sidecars left out) or

@@ -1,7 +1,7 @@
 #include "tunelock/cuda/cuda_backend.hpp"
 
 #include <algorithm>
-#include <charconv>
+#include <limits>
 #include <cstring>
 
 #include "cuda_check.hpp"
@@ -44,10 +44,8 @@ int use_local_rank_device(const Environment& env) {
   for (const char* name : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}) {
     const auto found = env.find(name);
     if (found == env.end()) continue;
-    const std::string& text = found->second;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), local_rank);
-    if (error != std::errc() || end != text.data() + text.size() || local_rank < 0)
-      throw Error(std::string(name) + "='" + text + "': expected a non-negative integer");
+    local_rank = static_cast<int>(
+        parse_integer(name, found->second, 0, std::numeric_limits<int>::max(), "an integer >= 0"));
     break;
   }
   if (auto reason = unavailable_reason()) throw Error("no usable CUDA GPU (" + *reason + ")");

@@ -105,10 +105,7 @@ std::vector<std::string> join(const Rendezvous& r, std::string_view my_address) 
 }
 
 int parse_port(const std::string& name, const std::string& text, int offset) {
-  int port = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
-  if (ec != std::errc{} || end != text.data() + text.size() || port < 1 || port > 65535)
-    throw Error(name + ": invalid value '" + text + "'; expected a TCP port (1-65535)");
+  const int port = static_cast<int>(parse_integer(name, text, 1, 65535, "a TCP port (1-65535)"));
   if (port + offset > 65535) {  // tunelock meets one port above the trainer's own rendezvous
     throw Error(name + "=" + text + ": tunelock's rendezvous uses " + name + " + " +
                 std::to_string(offset) + ", which is past 65535; use a " + name + " of at most " +

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "tunelock/launcher/backend.hpp"
-#include "tunelock/policy_sources.hpp"
+#include "tunelock/environment.hpp"
 
 namespace tunelock::cuda {
 

@@ -1,0 +1,53 @@
+// The process environment, in one place: the Environment type every reader
+// takes (so tests pass their own), the TUNELOCK_* variables that are not
+// policy fields, and the one integer and boolean parser every variable goes
+// through, with one wording for a bad value: "<NAME>: invalid value '<text>';
+// allowed: <what>". Used by the policy, the launch variables (rank, world
+// size), the rendezvous (ports), the CUDA backend (local rank) and the log.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace tunelock {
+
+using Environment = std::map<std::string, std::string, std::less<>>;
+
+// The TUNELOCK_* variables that are not policy fields, named once: the
+// launcher, `tunelock launch`, the runtime, the logger and the Python
+// package spell them through these, and the policy reader accepts them.
+namespace env_names {
+inline constexpr std::string_view kMasterAddr = "TUNELOCK_MASTER_ADDR";
+inline constexpr std::string_view kMasterPort = "TUNELOCK_MASTER_PORT";
+inline constexpr std::string_view kJobToken = "TUNELOCK_JOB_TOKEN";
+inline constexpr std::string_view kChoiceLog = "TUNELOCK_CHOICE_LOG";
+inline constexpr std::string_view kLogLevel = "TUNELOCK_LOG_LEVEL";
+inline constexpr std::string_view kLibrary = "TUNELOCK_LIBRARY";  // the Python package's
+inline constexpr std::string_view kAll[] = {kMasterAddr, kMasterPort, kJobToken,
+                                            kChoiceLog,  kLogLevel,   kLibrary};
+}  // namespace env_names
+
+// The value of `name` in `env`, or "" when unset.
+std::string env_value(const Environment& env, std::string_view name);
+
+// A snapshot of this process's environment.
+Environment process_environment();
+
+// Throws Error("<name>: invalid value '<text>'; allowed: <allowed>").
+[[noreturn]] void invalid_value(std::string_view name, std::string_view text,
+                                std::string_view allowed);
+
+// A decimal integer in [min, max] (surrounding blanks ignored); otherwise
+// invalid_value with `allowed`, or "an integer from MIN to MAX" when empty.
+std::int64_t parse_integer(std::string_view name, std::string_view text,
+                           std::int64_t min = std::numeric_limits<std::int64_t>::min(),
+                           std::int64_t max = std::numeric_limits<std::int64_t>::max(),
+                           std::string_view allowed = {});
+
+// 1/0, true/false, yes/no, on/off in any case (surrounding blanks ignored).
+bool parse_boolean(std::string_view name, std::string_view text);
+
+}  // namespace tunelock
