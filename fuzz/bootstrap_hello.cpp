@@ -8,11 +8,11 @@ void read_input(std::string_view bytes, const std::string&) {
   using namespace tunelock::launcher::bootstrap;
   std::string buffer(bytes);
   while (auto f = take_frame(buffer)) {
-    if (f->first == 'H') {
+    if (f->first == kHelloFrame) {
       const tunelock::fb::Hello& hello = open_hello(f->second);
       (void)hello.token()->str();
       (void)hello.worker_address()->size();
-    } else if (f->first == 'R') {
+    } else if (f->first == kRosterFrame) {
       for (const auto* entry : *open_roster(f->second).entries())
         (void)entry->worker_address()->size();
     }

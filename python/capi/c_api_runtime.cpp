@@ -291,6 +291,17 @@ int tunelock_audit_key(const char* arch, const char* module, const char* name, c
   });
 }
 
+int tunelock_autotune_configs(const char* configs_json, char** kept_json) {
+  return guarded([&] {
+    const std::vector<Config> configs = configs_of(configs_json);
+    const std::vector<Config> kept = autotune_configs(configs, *process_runtime().policy());
+    json indices = json::array();
+    for (const Config& c : kept)
+      indices.push_back(std::find(configs.begin(), configs.end(), c) - configs.begin());
+    put(kept_json, indices.dump());
+  });
+}
+
 int tunelock_count_audited_call(int64_t id, int64_t calls) {
   return guarded([&] {
     if (id < 0 || calls < 0) throw Error("count_audited_call: id and calls must be 0 or more");

@@ -160,3 +160,21 @@ def test_the_library_loads_in_a_fresh_interpreter_and_reports_its_version():
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip()[0].isdigit()
+
+
+def test_autotune_configs_reduces_an_in_tree_kernels_list_only_when_pinned():
+    """Megatron's selection.autotune_configs: a kernel decorated with no
+    autotuner to intercept gets one config under pinned (the block-size
+    match, else the cheapest), every config otherwise."""
+    import triton
+    configs = [triton.Config({"BLOCK": b}, num_warps=w, num_stages=2) for b, w in ((256, 8), (64, 2), (128, 4))]
+    tunelock.install(mode="auto")
+    assert tunelock.autotune_configs(configs) == configs
+    tunelock.install(mode="pinned")
+    assert tunelock.autotune_configs(configs) == [configs[1]]  # the cheapest, the same object
+    tunelock.install(mode="pinned", block_sizes={"BLOCK": 128})
+    assert tunelock.autotune_configs(configs) == [configs[2]]
+    assert tunelock.autotune_configs([]) == []
+    with pytest.raises(TypeError, match="autotune_configs: configs"):
+        tunelock.autotune_configs("BLOCK=64")
+    tunelock.install(mode="auto")

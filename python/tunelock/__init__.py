@@ -12,7 +12,7 @@ import json
 import os
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _arguments as arguments
 from . import _native
@@ -280,6 +280,22 @@ def audit_key(arch: str, module: str, name: str, key: str, candidates: Sequence[
                                  encode(json.dumps(timings)),
                                  -1 if repeated is None else int(repeated), ctypes.byref(entry)))
     return entry.value
+
+
+def autotune_configs(configs: Sequence[Any]) -> List[Any]:
+    """Megatron's `selection.autotune_configs`: for a kernel with no
+    autotuner to intercept, the configs to hand to `triton.autotune` under
+    the installed policy — under pinned, the block-size match or the
+    cheapest (a one-element list, so nothing is timed); otherwise every
+    config. Takes Triton Configs or config dicts and returns the same objects."""
+    function = "autotune_configs"
+    items = arguments.list_items(function, "configs", configs, "a list of configs")
+    data = [arguments.config(function, f"configs[{i}]", c) for i, c in enumerate(items)]
+    if not data:
+        return []
+    kept = call_json("tunelock_autotune_configs", encode(json.dumps(data)),
+                     where="tunelock.autotune_configs")
+    return [items[i] for i in kept]
 
 
 def count_audited_call(entry: int, calls: int = 1) -> None:

@@ -50,6 +50,7 @@ _SIGNATURES = {
     "tunelock_audit_key": ([ctypes.c_char_p] * 5 + [ctypes.c_int64, ctypes.c_char_p, ctypes.c_int,
                                                     ctypes.POINTER(ctypes.c_int64)], ctypes.c_int),
     "tunelock_count_audited_call": ([ctypes.c_int64, ctypes.c_int64], ctypes.c_int),
+    "tunelock_autotune_configs": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
     "tunelock_audit_report": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
     "tunelock_set_log_sink": ([LOG_FN, ctypes.c_void_p], ctypes.c_int),
     "tunelock_set_device": ([ctypes.c_char_p], ctypes.c_int),

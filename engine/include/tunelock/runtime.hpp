@@ -160,7 +160,6 @@ class Runtime {
  private:
   void reset_policy_state();
   void write_pending_records(const Policy& policy);
-  SelectionRules rules_for(const Policy& policy, std::string_view arch, const Table* table);
 
   const int rank_;
   Notices& notices_;

@@ -49,7 +49,6 @@ class GroupAgreement {
   VerifyResult fold(std::span<const RankBatch> batches);
 
   std::size_t agreed_count() const { return agreed_.size(); }
-  bool ever_failed() const { return failed_; }
 
  private:
   struct Agreed {

@@ -81,18 +81,61 @@ std::string summarise_refusals(const std::vector<std::string>& refusals) {
   return out;
 }
 
+namespace {
+
+const std::uint8_t* bytes_of(std::string_view text) {
+  return reinterpret_cast<const std::uint8_t*>(text.data());
+}
+
+std::string finished(const flatbuffers::FlatBufferBuilder& b) {
+  return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
+}
+
+template <typename Message>
+const Message& of_wire_version(const Message& message, const char* what) {
+  if (message.format_version() != kWireVersion)
+    throw Error(std::string(what) + " of wire version " +
+                std::to_string(message.format_version()) + "; this tunelock speaks version " +
+                std::to_string(kWireVersion) + " (run one tunelock on every rank)");
+  return message;
+}
+
+}  // namespace
+
+std::string hello_bytes(std::string_view token, int rank, int world_size,
+                        std::string_view address) {
+  flatbuffers::FlatBufferBuilder b;
+  const auto token_offset = b.CreateString(token);
+  const auto bytes = b.CreateVector(bytes_of(address), address.size());
+  fb::FinishHelloBuffer(b, fb::CreateHello(b, kWireVersion, token_offset,
+                                           static_cast<std::uint32_t>(rank),
+                                           static_cast<std::uint32_t>(world_size), bytes));
+  return finished(b);
+}
+
+std::string roster_bytes(std::string_view token, const std::vector<std::string>& addresses) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<fb::RosterEntry>> entries;
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    const auto bytes = b.CreateVector(bytes_of(addresses[i]), addresses[i].size());
+    entries.push_back(fb::CreateRosterEntry(b, static_cast<std::uint32_t>(i), bytes));
+  }
+  const auto token_offset = b.CreateString(token);
+  const auto vector = b.CreateVector(entries);
+  b.Finish(fb::CreateRoster(b, kWireVersion, token_offset, vector));
+  return finished(b);
+}
+
 const fb::Hello& open_hello(std::string_view body) {
-  const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
-  flatbuffers::Verifier verifier = tunelock::detail::bounded_verifier(data, body.size());
+  flatbuffers::Verifier verifier = tunelock::detail::bounded_verifier(bytes_of(body), body.size());
   if (!fb::VerifyHelloBuffer(verifier)) throw Error("malformed hello");
-  return *fb::GetHello(data);
+  return of_wire_version(*fb::GetHello(bytes_of(body)), "a hello");
 }
 
 const fb::Roster& open_roster(std::string_view body) {
-  const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
-  flatbuffers::Verifier verifier = tunelock::detail::bounded_verifier(data, body.size());
+  flatbuffers::Verifier verifier = tunelock::detail::bounded_verifier(bytes_of(body), body.size());
   if (!verifier.VerifyBuffer<fb::Roster>(nullptr)) throw Error("malformed roster");
-  return *flatbuffers::GetRoot<fb::Roster>(data);
+  return of_wire_version(*flatbuffers::GetRoot<fb::Roster>(bytes_of(body)), "a roster");
 }
 
 }  // namespace tunelock::launcher::bootstrap

@@ -14,9 +14,17 @@
 
 namespace tunelock::launcher::bootstrap {
 
-// Frames: "TLB" + kind + little-endian uint32 length + body. Kinds: 'H'
-// hello (rank -> rank 0), 'R' roster (rank 0 -> rank), 'F' failure text.
+// Frames: "TLB" + kind + little-endian uint32 length + body.
+enum FrameKind : char {
+  kHelloFrame = 'H',    // a rank's hello, to rank 0
+  kRosterFrame = 'R',   // rank 0's roster, to each rank
+  kFailureFrame = 'F',  // rank 0's refusal or failure, as text
+};
 std::string frame(char kind, std::string_view body);
+
+// The hello's and the roster's format_version: both ends of one job run
+// one tunelock, and a message of another version is refused by name.
+constexpr std::uint32_t kWireVersion = 1;
 
 // The largest body rank 0 reads from a connection that has not yet said a
 // valid hello: a hello is a few hundred bytes (a worker address and a
@@ -42,8 +50,14 @@ std::string printable_peer_text(std::string_view text, std::size_t limit = 2000)
 // Refusals, each once, with how many times it was seen: "X; Y (x500)".
 std::string summarise_refusals(const std::vector<std::string>& refusals);
 
+// The hello a rank sends and the roster rank 0 answers with (every rank's
+// worker address, in rank order), encoded beside their decoders.
+std::string hello_bytes(std::string_view token, int rank, int world_size,
+                        std::string_view address);
+std::string roster_bytes(std::string_view token, const std::vector<std::string>& addresses);
+
 // The hello or roster in a frame's body, verified (the pointers are into
-// `body`). Throws Error when it is not one.
+// `body`). Throws Error when it is not one, or of another wire version.
 const fb::Hello& open_hello(std::string_view body);
 const fb::Roster& open_roster(std::string_view body);
 

@@ -31,16 +31,6 @@ using bootstrap::remaining_ms;
 using bootstrap::resolve;
 using bootstrap::send_all;
 
-std::string hello_bytes(const Rendezvous& r, std::string_view address) {
-  flatbuffers::FlatBufferBuilder b;
-  const auto token = b.CreateString(r.token);
-  const auto bytes =
-      b.CreateVector(reinterpret_cast<const std::uint8_t*>(address.data()), address.size());
-  fb::FinishHelloBuffer(b, fb::CreateHello(b, 1, token, static_cast<std::uint32_t>(r.rank),
-                                           static_cast<std::uint32_t>(r.world_size), bytes));
-  return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
-}
-
 // A non-blocking connect bounded by the deadline (a host that drops SYNs
 // would otherwise stall a blocking connect for minutes). Sets errno on failure.
 bool connect_before(int fd, const sockaddr_storage& address, socklen_t length,
@@ -76,7 +66,7 @@ std::vector<std::string> join(const Rendezvous& r, std::string_view my_address) 
     }
     ::usleep(50'000);
   }
-  send_all(fd.get(), frame('H', hello_bytes(r, my_address)), deadline);
+  send_all(fd.get(), frame(bootstrap::kHelloFrame, bootstrap::hello_bytes(r.token, r.rank, r.world_size, my_address)), deadline);
   // Rank 0 gives up at about the same moment and then says which ranks never
   // came: wait a little longer, so that message, not a bare timeout, is what
   // this rank reports.
@@ -84,10 +74,10 @@ std::vector<std::string> join(const Rendezvous& r, std::string_view my_address) 
       read_frame(fd.get(), deadline + std::chrono::seconds(5), "the roster from rank 0");
   // Rank 0 says who never came, or whoever holds its port says something:
   // printed escaped, on one line, bounded.
-  if (kind == 'F') throw Error(bootstrap::printable_peer_text(body));
+  if (kind == bootstrap::kFailureFrame) throw Error(bootstrap::printable_peer_text(body));
   const fb::Roster* roster = nullptr;
   try {
-    if (kind != 'R') throw Error("not a roster");
+    if (kind != bootstrap::kRosterFrame) throw Error("not a roster");
     roster = &bootstrap::open_roster(body);
   } catch (const Error&) {
     throw Error("rendezvous: malformed roster from " + r.host + ":" + std::to_string(r.port));

@@ -20,20 +20,6 @@
 namespace tunelock::launcher::bootstrap {
 namespace {
 
-std::string roster_bytes(const Rendezvous& r, const std::vector<std::string>& addresses) {
-  flatbuffers::FlatBufferBuilder b;
-  std::vector<flatbuffers::Offset<fb::RosterEntry>> entries;
-  for (std::size_t i = 0; i < addresses.size(); ++i) {
-    const auto bytes = b.CreateVector(reinterpret_cast<const std::uint8_t*>(addresses[i].data()),
-                                      addresses[i].size());
-    entries.push_back(fb::CreateRosterEntry(b, static_cast<std::uint32_t>(i), bytes));
-  }
-  const auto token = b.CreateString(r.token);
-  const auto vector = b.CreateVector(entries);
-  b.Finish(fb::CreateRoster(b, 1, token, vector));
-  return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
-}
-
 // Why rank 0 turns a well-formed hello away, said twice: once for its own
 // report of who never came, once to the rank itself so it can act on it.
 struct Refusal {
@@ -257,7 +243,7 @@ void RollCall::read_hello(Pending& p) {
   try {
     auto f = take_frame(p.buffer, kMaxHelloFrame);
     if (!f) return;
-    if (f->first != 'H') throw Error("expected a hello");
+    if (f->first != kHelloFrame) throw Error("expected a hello");
     admit_or_refuse(p, bootstrap::open_hello(f->second));
   } catch (const Error& e) {
     drop(p, e.what());
@@ -280,7 +266,7 @@ void RollCall::admit_or_refuse(Pending& p, const fb::Hello& hello) {
 void RollCall::refuse(Pending& p, const Refusal& refusal) {
   refused_.push_back(refusal.for_rank0);
   try {
-    send_all(p.fd.get(), frame('F', refusal.for_sender), Clock::now() + std::chrono::seconds(1));
+    send_all(p.fd.get(), frame(kFailureFrame, refusal.for_sender), Clock::now() + std::chrono::seconds(1));
   } catch (const Error&) {
   }
   drop(p, refusal.for_rank0);
@@ -344,7 +330,7 @@ void RollCall::fail_for_missing() {
 void RollCall::fail(const std::string& message) {
   for (auto& [rank, fd] : ranks_) {
     try {
-      send_all(fd.get(), frame('F', message), Clock::now() + std::chrono::seconds(1));
+      send_all(fd.get(), frame(kFailureFrame, message), Clock::now() + std::chrono::seconds(1));
     } catch (const Error&) {
     }
   }
@@ -352,7 +338,7 @@ void RollCall::fail(const std::string& message) {
 }
 
 void RollCall::send_roster(Clock::time_point deadline) {
-  const std::string roster = frame('R', roster_bytes(r_, addresses_));
+  const std::string roster = frame(kRosterFrame, roster_bytes(r_.token, addresses_));
   for (auto& [rank, fd] : ranks_) send_all(fd.get(), roster, deadline);
 }
 

@@ -107,6 +107,12 @@ int tunelock_audit_key(const char* arch, const char* module, const char* name, c
                        int repeated, int64_t* id);
 int tunelock_count_audited_call(int64_t id, int64_t calls);
 
+/* Megatron's selection.autotune_configs for kernels with no autotuner to
+ * intercept: under the installed policy, which of configs_json to keep —
+ * the block-size match or the cheapest when pinned, all otherwise — as a
+ * JSON list of indices. */
+int tunelock_autotune_configs(const char* configs_json, char** kept_json);
+
 /* The device, for record sidecars: {"device_name", "sm_count",
  * "driver_version", "cuda_version"} (missing fields empty). */
 int tunelock_set_device(const char* device_json);
