@@ -95,8 +95,14 @@ int main(int argc, char** argv) {
   write_verify_tree_seeds(out);
   AuditFile audit;
   audit.rank = 0;
-  audit.entries.push_back({"sm90", "demo.ops.softmax", "N=1|f32", "BLOCK_SIZE=1024;warps=8;stages=2",
-                           "table", false, true, {"BLOCK_SIZE=512;warps=4;stages=2"},
+  audit.entries.push_back({"sm90",
+                           "demo.ops.softmax",
+                           "N=1|f32",
+                           "BLOCK_SIZE=1024;warps=8;stages=2",
+                           "table",
+                           false,
+                           true,
+                           {"BLOCK_SIZE=512;warps=4;stages=2"},
                            {{"BLOCK_SIZE=1024;warps=8;stages=2", 0.5},
                             {"BLOCK_SIZE=512;warps=4;stages=2", 0.4, true},
                             {"BLOCK_SIZE=256;warps=4;stages=2", std::nullopt}},

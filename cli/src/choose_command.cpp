@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "tunelock/decision.hpp"
 #include "tunelock/candidates.hpp"
+#include "tunelock/decision.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/log.hpp"

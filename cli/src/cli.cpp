@@ -58,8 +58,7 @@ std::string flag_suggestion(const CLI::App& app, const std::vector<std::string>&
     if (!arg.starts_with("--")) continue;
     const std::string flag = arg.substr(0, arg.find('='));
     if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
-    if (std::string hint = suggestion(flag, known); !hint.empty())
-      return " '" + flag + "'" + hint;
+    if (std::string hint = suggestion(flag, known); !hint.empty()) return " '" + flag + "'" + hint;
   }
   return "";
 }

@@ -94,7 +94,8 @@ Command add_policy_command(CLI::App& app) {
   value_flag("--nondeterministic", "nondeterministic",
              "Configs declared racy, KERNEL@SIGNATURE joined by '|'");
   value_flag("--check-bits", "check_bits", "on/off: the first pinned call per key checks its bits");
-  value_flag("--equivalent", "equivalent", "off or timed: time within an entry's equivalent configs");
+  value_flag("--equivalent", "equivalent",
+             "off or timed: time within an entry's equivalent configs");
   value_flag("--provenance", "provenance",
              "warn, strict or ignore: a table recorded on another machine");
   cmd->add_flag("--json", flags->json, "Print the policy as one JSON object");

@@ -1,4 +1,4 @@
-#include "tunelock/binomial_tree.hpp"
+#include "tunelock/detail/binomial_tree.hpp"
 
 #include <algorithm>
 

@@ -25,7 +25,8 @@ std::vector<StaleEntry> stale_entries(const Table& table, const KernelId& kernel
 }  // namespace
 
 std::optional<std::uint64_t> chaos_rank_of(bool chaos, std::optional<std::int64_t> rank,
-                                           std::string_view chaos_name, std::string_view rank_name) {
+                                           std::string_view chaos_name,
+                                           std::string_view rank_name) {
   if (!chaos) return std::nullopt;
   if (!rank)
     throw Error(std::string(chaos_name) + " needs " + std::string(rank_name) +

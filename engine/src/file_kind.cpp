@@ -63,11 +63,11 @@ bool is_format_member(std::string_view key) {
 
 // A streaming scan (nlohmann's SAX interface) of the top-level members,
 // which stops at the first that tells the kind:
-//   "entries" -> choice log (an object) or audit file (a list); "timings" -> timing sidecar; "configs" ->
-//   manifest (one kernel's candidates); "kernels" -> a manifest when its
-//   first kernel holds a list ("key", "configs"), a table when it holds an
-//   object (a key's config) or nothing; an object under a name no format
-//   uses, before any member that is not an object -> a record ({arch: ...}).
+//   "entries" -> choice log (an object) or audit file (a list); "timings" -> timing sidecar;
+//   "configs" -> manifest (one kernel's candidates); "kernels" -> a manifest when its first kernel
+//   holds a list ("key", "configs"), a table when it holds an object (a key's config) or nothing;
+//   an object under a name no format uses, before any member that is not an object -> a record
+//   ({arch: ...}).
 // What is seen before the JSON ends or breaks is kept as evidence.
 class TopLevelScan {
  public:

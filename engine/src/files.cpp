@@ -50,8 +50,8 @@ std::string read_file(const std::filesystem::path& path) {
   // A sparse 100 GB file, or a device-sized one, would be refused only by
   // the allocator, with no file named: refuse it first.
   if (static_cast<std::uintmax_t>(size) > kMaxReadBytes) {
-    throw Error(path.string() + ": " + std::to_string(size) + " bytes; tunelock reads files of at most " +
-                std::to_string(kMaxReadBytes >> 30) +
+    throw Error(path.string() + ": " + std::to_string(size) +
+                " bytes; tunelock reads files of at most " + std::to_string(kMaxReadBytes >> 30) +
                 " GiB (store a table that large as .tlb, or split it)");
   }
   // Room past the end for a SIMD parser's padding, so a large JSON table is

@@ -1,4 +1,4 @@
-#include "tunelock/in_process_collective.hpp"
+#include "tunelock/detail/in_process_collective.hpp"
 
 #include <limits>
 

@@ -45,9 +45,10 @@ void append_decision(std::string& out, const KeyVerdict& v) {
     out += "\n";
   }
   if (v.voters > 1)
-    out += fmt::format("  flip risk {}/{}: {} of the {} voting ranks, each dropped alone, would "
-                       "change the kept config\n",
-                       v.flips, v.voters, v.flips, v.voters);
+    out += fmt::format(
+        "  flip risk {}/{}: {} of the {} voting ranks, each dropped alone, would "
+        "change the kept config\n",
+        v.flips, v.voters, v.flips, v.voters);
 }
 
 }  // namespace
@@ -74,7 +75,7 @@ nlohmann::json verdict_to_json(const KeyVerdict& verdict) {
 std::string disagreement_report(const std::vector<KeyVerdict>& disagreements) {
   std::vector<const KeyVerdict*> differing, flagged_only, equivalent_only;
   for (const KeyVerdict& v : disagreements)
-    (v.votes.size() > 1             ? differing
+    (v.votes.size() > 1            ? differing
      : !v.nondeterministic.empty() ? flagged_only
                                    : equivalent_only)
         .push_back(&v);

@@ -39,7 +39,8 @@ std::vector<DeclaredConfig> parse_declared_configs(std::string_view text,
     DeclaredConfig declared{std::string(trimmed(item.substr(0, at))),
                             std::string(trimmed(item.substr(at + 1)))};
     check_kernel_name(declared.kernel, origin);
-    if (std::find(out.begin(), out.end(), declared) == out.end()) out.push_back(std::move(declared));
+    if (std::find(out.begin(), out.end(), declared) == out.end())
+      out.push_back(std::move(declared));
   }
   return out;
 }
@@ -51,8 +52,7 @@ std::string declared_configs_text(std::span<const DeclaredConfig> declared) {
   return out;
 }
 
-std::vector<bool> known_nondeterministic(const KernelId& kernel,
-                                         std::span<const Config> candidates,
+std::vector<bool> known_nondeterministic(const KernelId& kernel, std::span<const Config> candidates,
                                          const KnownNondeterministic& known) {
   // The common case, on every fallback's path: nothing is known at all.
   if ((!known.table || known.table->nondeterministic().empty()) && known.declared.empty() &&

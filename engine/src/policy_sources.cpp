@@ -9,7 +9,6 @@
 #include "tunelock/error.hpp"
 #include "tunelock/log.hpp"
 
-
 namespace tunelock {
 namespace {
 
@@ -82,7 +81,6 @@ Mode parse_mode(std::string_view raw, const std::string& origin) {
   if (value == "audit") return Mode::audit;
   invalid(origin, raw, "auto, pinned, record, audit");
 }
-
 
 Equivalent parse_equivalent(std::string_view raw, const std::string& origin) {
   const std::string value = trim(raw);

@@ -1,4 +1,4 @@
-#include "tunelock/records.hpp"
+#include "tunelock/detail/records.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -12,8 +12,7 @@ using Folded = std::map<std::string, std::set<std::string>>;
 Folded fold(std::span<const ChoiceLogFile> logs) {
   Folded out;
   for (const ChoiceLogFile& log : logs) {
-    for (const auto& [entry, value] : log.entries)
-      out[entry].insert(logged_signature(value));
+    for (const auto& [entry, value] : log.entries) out[entry].insert(logged_signature(value));
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "tunelock/selection.hpp"
 
+#include "tunelock/detail/table_index.hpp"
+
 #include <xxhash.h>
 
 #include <algorithm>
@@ -23,11 +25,11 @@ void no_candidates(const std::string& qualified) {
 // rank picks it alike, but nothing here has seen its bits.
 std::string untuned_warning(std::string_view qualified, std::string_view arch,
                             std::size_t skipped) {
-  std::string text = "no tuned config for kernel '" + std::string(qualified) + "' on " +
-                     std::string(arch) +
-                     "; using the cheapest config (every rank picks the same one), which may be "
-                     "slower and is not known to repeat its bits: the first pinned call per key "
-                     "checks them where the kernel declares its outputs (unless TUNELOCK_CHECK_BITS=off)";
+  std::string text =
+      "no tuned config for kernel '" + std::string(qualified) + "' on " + std::string(arch) +
+      "; using the cheapest config (every rank picks the same one), which may be "
+      "slower and is not known to repeat its bits: the first pinned call per key "
+      "checks them where the kernel declares its outputs (unless TUNELOCK_CHECK_BITS=off)";
   if (skipped)
     text += "; " + std::to_string(skipped) + " config(s) known to be nondeterministic skipped";
   return text + ". Record a table to pin the fastest config whose bits repeat";
@@ -82,14 +84,15 @@ std::optional<Choice> choose_from_table(const KernelId& kernel, std::string_view
   // thread: the name usually outgrows the small-string buffer.
   thread_local std::string qualified;
   const bool ask_qualified =
-      rules.explanation || rules.table->may_hold_kernel_name_of_length(kernel.qualified_size());
+      rules.explanation || detail::TableIndexAccess::may_hold_kernel_name_of_length(
+                               *rules.table, kernel.qualified_size());
   qualified.clear();
   if (ask_qualified) kernel.append_qualified(qualified);
   const TableNames names = table_names(kernel, qualified);
   for (std::size_t n = ask_qualified ? 0 : 1; n < names.count; ++n) {  // names[0] is qualified
     const std::string_view name = names.begin()[n];
-    const NameMatch found =
-        rules.table->match_in_order(name, std::span(keys).first(key_count), candidates);
+    const detail::NameMatch found = detail::TableIndexAccess::match_in_order(
+        *rules.table, name, std::span(keys).first(key_count), candidates);
     if (!found.kernel_present) {
       if (rules.explanation)
         rules.explanation->push_back("table " + std::string(rules.table->arch()) + " " +
@@ -219,8 +222,8 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
                     "results will differ from run to run. Add a config whose bits repeat");
   }
   note([&] {
-    return "on_miss min_cost: candidate " + std::to_string(index) +
-           " is the cheapest" + (skipped ? std::string(" of those not skipped") : "") +
+    return "on_miss min_cost: candidate " + std::to_string(index) + " is the cheapest" +
+           (skipped ? std::string(" of those not skipped") : "") +
            " (ties go to the earlier), decides";
   });
   return Choice{index, Reason::min_cost};

@@ -63,8 +63,8 @@ std::vector<std::pair<std::string, std::string>> provenance_lines(const Provenan
     if (!value.empty()) out.emplace_back(label, value);
   };
   line("source", p.source);
-  line("device", p.device_name +
-                     (p.sm_count ? " (" + std::to_string(p.sm_count) + " SMs)" : std::string()));
+  line("device",
+       p.device_name + (p.sm_count ? " (" + std::to_string(p.sm_count) + " SMs)" : std::string()));
   line("recorded", p.recorded_at);
   line("driver", p.driver_version);
   line("cuda", p.cuda_version);
@@ -123,9 +123,10 @@ void Table::set_nondeterministic(NondeterministicConfigs flagged) {
   nondeterministic_ = std::move(flagged);
 }
 
-NameMatch Table::match_in_order(std::string_view kernel, std::span<const std::string_view> keys,
-                                std::span<const Config> candidates) const {
-  NameMatch out;
+detail::NameMatch Table::match_in_order(std::string_view kernel,
+                                        std::span<const std::string_view> keys,
+                                        std::span<const Config> candidates) const {
+  detail::NameMatch out;
   out.kernel_present = has_kernel(kernel);
   if (!out.kernel_present) return out;
   for (std::string_view key : keys) {
@@ -207,10 +208,10 @@ EntryMatch InMemoryTable::match(std::string_view kernel, std::string_view key,
   return out;
 }
 
-NameMatch InMemoryTable::match_in_order(std::string_view kernel,
-                                        std::span<const std::string_view> keys,
-                                        std::span<const Config> candidates) const {
-  NameMatch out;
+detail::NameMatch InMemoryTable::match_in_order(std::string_view kernel,
+                                                std::span<const std::string_view> keys,
+                                                std::span<const Config> candidates) const {
+  detail::NameMatch out;
   const auto* by_key = index_->kernels.find(kernel);  // the name is looked up once
   if (!by_key) return out;
   out.kernel_present = true;

@@ -327,10 +327,6 @@ class BinaryTable final : public Table {
 
   bool has_kernel(std::string_view kernel) const override { return find_kernel(kernel) != nullptr; }
 
-  bool may_hold_kernel_name_of_length(std::size_t length) const override {
-    return (kernel_name_lengths_ >> (length & 63)) & 1;
-  }
-
   EntryMatch match(std::string_view kernel, std::string_view key,
                    std::span<const Config> candidates) const override {
     const fb::TableConfig* stored = find(kernel, key);
@@ -360,6 +356,11 @@ class BinaryTable final : public Table {
     std::size_t count = 0;
     for (const fb::Kernel* k : *root_->kernels()) count += k->keys()->size();
     return count;
+  }
+
+ protected:
+  bool may_hold_kernel_name_of_length(std::size_t length) const override {
+    return (kernel_name_lengths_ >> (length & 63)) & 1;
   }
 
  private:

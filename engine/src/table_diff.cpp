@@ -29,8 +29,8 @@ nlohmann::json table_diff_to_json(const TableDiff& diff) {
     nlohmann::json row = {{"kernel", c.kernel}, {"key", c.key}};
     if (c.before) row["before"] = signature(c.before->config);
     if (c.after) row["after"] = signature(c.after->config);
-    for (const auto& [side, entry] : {std::pair{"before_equivalent", &c.before},
-                                      std::pair{"after_equivalent", &c.after}}) {
+    for (const auto& [side, entry] :
+         {std::pair{"before_equivalent", &c.before}, std::pair{"after_equivalent", &c.after}}) {
       if (!*entry || (*entry)->equivalent.empty()) continue;
       nlohmann::json list = nlohmann::json::array();
       for (const Config& config : (*entry)->equivalent) list.push_back(signature(config));

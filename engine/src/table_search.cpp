@@ -58,7 +58,8 @@ namespace {
 // for as an arch, so any table may be written there.
 bool names_an_arch(const std::string& stem) {
   if (stem == "host") return true;
-  if (stem.size() < 3 || !stem.starts_with("sm") || !std::isdigit(static_cast<unsigned char>(stem[2])))
+  if (stem.size() < 3 || !stem.starts_with("sm") ||
+      !std::isdigit(static_cast<unsigned char>(stem[2])))
     return false;
   return std::all_of(stem.begin() + 2, stem.end(),
                      [](unsigned char c) { return std::isdigit(c) || std::islower(c); });
@@ -70,12 +71,12 @@ void write_table_file(const Table& table, const fs::path& path) {
   const std::string stem = path.stem().string();
   if (names_an_arch(stem) && stem != table.arch()) {
     throw Error(path.string() + ": the table is for " + std::string(table.arch()) +
-                ", but the search reads a file of this name as " + stem +
-                "'s table; name it " + std::string(table.arch()) + path.extension().string() +
-                " (or give merge --arch " + stem + ")");
+                ", but the search reads a file of this name as " + stem + "'s table; name it " +
+                std::string(table.arch()) + path.extension().string() + " (or give merge --arch " +
+                stem + ")");
   }
-  write_file_atomically(path, path.extension() == ".tlb" ? table_to_binary(table)
-                                                         : table_to_json(table));
+  write_file_atomically(path,
+                        path.extension() == ".tlb" ? table_to_binary(table) : table_to_json(table));
 }
 
 std::unique_ptr<Table> load_table_for_arch(std::string_view arch,

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "tunelock/binomial_tree.hpp"
+#include "tunelock/detail/binomial_tree.hpp"
+#include "tunelock/detail/bounded_verifier.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/fb/verify_tree_generated.h"
-#include "tunelock/detail/bounded_verifier.hpp"
 
 namespace tunelock {
 namespace {

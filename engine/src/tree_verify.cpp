@@ -9,9 +9,9 @@
 #include <set>
 #include <utility>
 
+#include "tunelock/detail/bounded_verifier.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/fb/verify_tree_generated.h"
-#include "tunelock/detail/bounded_verifier.hpp"
 
 namespace tunelock::detail {
 

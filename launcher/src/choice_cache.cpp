@@ -24,7 +24,8 @@ std::uint64_t key_hash(std::span<const KeyValue> values, std::span<const std::st
       hash = XXH3_64bits_withSeed(std::get<std::string_view>(value).data(),
                                   std::get<std::string_view>(value).size(), hash + 's');
   }
-  for (std::string_view dtype : dtypes) hash = XXH3_64bits_withSeed(dtype.data(), dtype.size(), hash + 'd');
+  for (std::string_view dtype : dtypes)
+    hash = XXH3_64bits_withSeed(dtype.data(), dtype.size(), hash + 'd');
   return hash;
 }
 

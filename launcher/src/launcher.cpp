@@ -3,10 +3,10 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "tunelock/detail/records.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/json_config.hpp"
 #include "tunelock/launcher/detail/family_core.hpp"
-#include "tunelock/records.hpp"
 
 namespace tunelock::launcher {
 

@@ -83,8 +83,7 @@ std::vector<std::optional<int>> number_classes(const std::vector<std::optional<B
 
 // The repeating candidates' outputs from the call's second input, appended
 // to what they gave on its own: the call's inputs are put back after.
-void add_second_input(Backend& backend, const CallSite& site,
-                      const std::function<void()>& before,
+void add_second_input(Backend& backend, const CallSite& site, const std::function<void()>& before,
                       std::vector<std::optional<Bits>>& bits) {
   if (!site.second_input) return;
   const Snapshot inputs(backend, {&site.inputs});
@@ -123,7 +122,8 @@ std::optional<bool> repeats_its_bits(Backend& backend, const CallSite& site, std
     for (const NamedBuffer& b : site.reset_to_zero) backend.zero(b.buffer);
   };
   // The real launch follows on the call's own inputs, whatever happened here.
-  return snapshot.around(backend, [&] { return repeated_bits(backend, site, index, before).has_value(); });
+  return snapshot.around(backend,
+                         [&] { return repeated_bits(backend, site, index, before).has_value(); });
 }
 
 TuningResult tune(Backend& backend, const CallSite& site, std::span<const Config> configs,

@@ -6,7 +6,7 @@
 
 #include <chrono>
 
-#include "tunelock/in_process_collective.hpp"
+#include "tunelock/detail/in_process_collective.hpp"
 #include "tunelock/runtime.hpp"
 
 using namespace tunelock;

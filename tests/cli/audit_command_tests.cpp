@@ -14,7 +14,9 @@ using tunelock::testing::TempDir;
 
 namespace {
 
-std::string path(const TempDir& dir, const std::string& name) { return (dir.path() / name).string(); }
+std::string path(const TempDir& dir, const std::string& name) {
+  return (dir.path() / name).string();
+}
 
 // One rank's audit: M=1 pinned at 1.2 ms where 1.0 ms was possible (20 %).
 std::string audit_file(int rank, double pinned_ms, bool repeats = true) {
@@ -34,12 +36,14 @@ BOOST_AUTO_TEST_CASE(regret_over_the_limit_exits_1_and_within_it_0) {
   TempDir dir;
   dir.write("a.rank0.audit.json", audit_file(0, 1.2));
   dir.write("a.rank1.audit.json", audit_file(1, 1.2));
-  const auto over = run_cli({"table", "audit", path(dir, "a.rank0.audit.json"),
-                             path(dir, "a.rank1.audit.json")});
+  const auto over =
+      run_cli({"table", "audit", path(dir, "a.rank0.audit.json"), path(dir, "a.rank1.audit.json")});
   BOOST_TEST(over.code == 1);
-  BOOST_TEST(over.out.find("regret 20.0% (over the limit); 10 call(s) on 2 rank(s)") !=
-             std::string::npos, over.out);
-  const auto within = run_cli({"table", "audit", "--max-regret", "25", path(dir, "a.rank0.audit.json")});
+  BOOST_TEST(
+      over.out.find("regret 20.0% (over the limit); 10 call(s) on 2 rank(s)") != std::string::npos,
+      over.out);
+  const auto within =
+      run_cli({"table", "audit", "--max-regret", "25", path(dir, "a.rank0.audit.json")});
   BOOST_TEST(within.code == 0);
   const auto json = run_cli({"table", "audit", "--json", path(dir, "a.rank0.audit.json")});
   BOOST_TEST(json.code == 1);
@@ -68,7 +72,8 @@ BOOST_AUTO_TEST_CASE(changed_bits_exit_1_bad_files_and_values_exit_2) {
   BOOST_TEST(negative.code == 2);
   dir.write("a.audit.json", audit_file(0, 1.0));
   dir.write("b.audit.json", audit_file(0, 1.0));
-  const auto twice = run_cli({"table", "audit", path(dir, "a.audit.json"), path(dir, "b.audit.json")});
+  const auto twice =
+      run_cli({"table", "audit", path(dir, "a.audit.json"), path(dir, "b.audit.json")});
   BOOST_TEST(twice.code == 2);
   BOOST_TEST(twice.err.find("are both rank 0") != std::string::npos);
 }

@@ -212,8 +212,9 @@ BOOST_AUTO_TEST_CASE(a_flagged_cheapest_is_skipped_and_explained) {
     "nondeterministic": {"demo.ops.matmul": ["BLOCK_K=64,BLOCK_M=32,BLOCK_N=32,SPLIT_K=8;warps=2;stages=2"]}})");
   const auto plain = decision(choose("demo.ops.matmul", "M=1|N=1|K=1|bf16|bf16"));
   BOOST_TEST(plain["index"] == 3);  // without the table: the cheapest
-  const auto out = decision(choose("demo.ops.matmul", "M=1|N=1|K=1|bf16|bf16",
-                                   {"--table", dir.path().string(), "--arch", "sm90", "--explain"}));
+  const auto out =
+      decision(choose("demo.ops.matmul", "M=1|N=1|K=1|bf16|bf16",
+                      {"--table", dir.path().string(), "--arch", "sm90", "--explain"}));
   BOOST_TEST(out["index"] == 2);  // the next cheapest
   BOOST_TEST(out["reason"] == "min_cost");
   BOOST_TEST(out.dump().find("nondeterministic: candidate(s) 3 known to change their own bits") !=

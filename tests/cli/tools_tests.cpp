@@ -451,7 +451,8 @@ BOOST_AUTO_TEST_CASE(version_names_the_program_and_typos_get_the_nearest_word) {
   BOOST_TEST(version.out.starts_with("tunelock "));
   const auto command = run_cli({"mrege", "x"});
   BOOST_TEST(command.code == 2);
-  BOOST_TEST(command.err.find("unknown command 'mrege' (did you mean 'merge'?)") != std::string::npos);
+  BOOST_TEST(command.err.find("unknown command 'mrege' (did you mean 'merge'?)") !=
+             std::string::npos);
   const auto flag = run_cli({"choose", "--tabel", "x"});
   BOOST_TEST(flag.code == 2);
   BOOST_TEST(flag.err.find("'--tabel' (did you mean '--table'?)") != std::string::npos);
@@ -462,9 +463,8 @@ BOOST_AUTO_TEST_CASE(version_names_the_program_and_typos_get_the_nearest_word) {
 BOOST_AUTO_TEST_CASE(merge_takes_a_directory_or_a_list_file) {
   TempDir dir;
   write_records(dir);
-  const auto from_files =
-      run_cli({"merge", path(dir, "rec.rank0.json"), path(dir, "rec.rank1.json"), "-o",
-               path(dir, "files.json")});
+  const auto from_files = run_cli({"merge", path(dir, "rec.rank0.json"),
+                                   path(dir, "rec.rank1.json"), "-o", path(dir, "files.json")});
   BOOST_TEST_REQUIRE(from_files.code == 0);
   const auto from_dir = run_cli({"merge", dir.path().string(), "-o", path(dir, "dir.json")});
   BOOST_TEST_REQUIRE(from_dir.code == 0);
@@ -473,7 +473,8 @@ BOOST_AUTO_TEST_CASE(merge_takes_a_directory_or_a_list_file) {
   BOOST_TEST_REQUIRE(from_list.code == 0);
   BOOST_TEST(read_file(path(dir, "dir.json")) == read_file(path(dir, "files.json")));
   BOOST_TEST(read_file(path(dir, "list.json")) == read_file(path(dir, "files.json")));
-  const auto missing = run_cli({"merge", "@" + path(dir, "no-such-list"), "-o", path(dir, "x.json")});
+  const auto missing =
+      run_cli({"merge", "@" + path(dir, "no-such-list"), "-o", path(dir, "x.json")});
   BOOST_TEST(missing.code == 2);
   BOOST_TEST(missing.err.find("no-such-list") != std::string::npos);
   TempDir empty;

@@ -49,8 +49,8 @@ BOOST_AUTO_TEST_CASE(the_cheapest_fallback_skips_what_the_table_flags_under_eith
     const InMemoryTable table = flagging(name, candidates[1]);
     Notices notices;
     std::vector<std::string> explanation, warnings;
-    const SelectionRules rules{"sm90", &table, {}, OnMiss::min_cost, &notices, &explanation,
-                               &warnings};
+    const SelectionRules rules{"sm90",   &table,       {},       OnMiss::min_cost,
+                               &notices, &explanation, &warnings};
     for (const char* key : {"M=1", "M=2", "*"}) {
       const Choice choice = deterministic_choice(kKernel, key, candidates, rules);
       BOOST_TEST(choice.index == 2u);
@@ -118,15 +118,16 @@ BOOST_AUTO_TEST_CASE(every_candidate_flagged_takes_the_cheapest_and_says_so) {
 BOOST_AUTO_TEST_CASE(the_lists_round_trip_through_json_and_binary_tables) {
   const auto candidates = three();
   InMemoryTable table = flagging("pkg.ops.matmul", candidates[1]);
-  table.set_nondeterministic({{"pkg.ops.matmul", {signature(candidates[1]), signature(candidates[1])}},
-                              {"b", {"X=1;warps=4;stages=3"}},
-                              {"empty", {}}});
+  table.set_nondeterministic(
+      {{"pkg.ops.matmul", {signature(candidates[1]), signature(candidates[1])}},
+       {"b", {"X=1;warps=4;stages=3"}},
+       {"empty", {}}});
   const std::string json = table_to_json(table);
   BOOST_TEST(contains(json, "\"nondeterministic\""));
   const auto from_json = table_from_json(json, "t.json");
   const auto from_binary = table_from_binary(table_to_binary(*from_json), "t.tlb");
   for (const Table* read : std::vector<const Table*>{from_json.get(), from_binary.get()}) {
-    BOOST_TEST(read->nondeterministic().size() == 2u);  // the empty list dropped
+    BOOST_TEST(read->nondeterministic().size() == 2u);                  // the empty list dropped
     BOOST_TEST(read->nondeterministic("pkg.ops.matmul").size() == 1u);  // de-duplicated
     BOOST_TEST(read->nondeterministic("b")[0] == "X=1;warps=4;stages=3");
   }
@@ -150,7 +151,8 @@ BOOST_AUTO_TEST_CASE(malformed_lists_name_the_file_and_path) {
 
 BOOST_AUTO_TEST_CASE(the_policy_reads_declarations_and_the_check_switch) {
   const Policy p = policy_from_environment(
-      {{"TUNELOCK_NONDETERMINISTIC", "pkg.mv@BLOCK_K=64,SPLIT=4;warps=4;stages=2 | mv@X=1;warps=1;stages=1"},
+      {{"TUNELOCK_NONDETERMINISTIC",
+        "pkg.mv@BLOCK_K=64,SPLIT=4;warps=4;stages=2 | mv@X=1;warps=1;stages=1"},
        {"TUNELOCK_CHECK_BITS", "off"}});
   BOOST_TEST(p.nondeterministic.size() == 2u);
   BOOST_TEST(p.nondeterministic[0].kernel == "pkg.mv");

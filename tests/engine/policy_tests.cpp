@@ -266,12 +266,15 @@ BOOST_AUTO_TEST_CASE(pairs_set_fields_over_a_base) {
 
 BOOST_AUTO_TEST_CASE(every_documented_key_is_accepted) {
   const std::vector<std::pair<std::string, std::string>> all{
-      {"mode", "auto"},           {"modules", "a"},      {"config_invariant", "b"},
-      {"table_path", "/t"},       {"record_path", "/r"}, {"on_miss", "error"},
-      {"block_sizes", "BLOCK=8"}, {"verify_every", "1"}, {"verify_strict", "off"},
-      {"enumerate", "no"},        {"chaos", "false"},    {"deterministic", "0"},
+      {"mode", "auto"},           {"modules", "a"},
+      {"config_invariant", "b"},  {"table_path", "/t"},
+      {"record_path", "/r"},      {"on_miss", "error"},
+      {"block_sizes", "BLOCK=8"}, {"verify_every", "1"},
+      {"verify_strict", "off"},   {"enumerate", "no"},
+      {"chaos", "false"},         {"deterministic", "0"},
       {"verify_timeout_s", "30"}, {"nondeterministic", "k@BLOCK=1;warps=4;stages=3"},
-      {"check_bits", "off"},      {"equivalent", "timed"}, {"provenance", "strict"}};
+      {"check_bits", "off"},      {"equivalent", "timed"},
+      {"provenance", "strict"}};
   BOOST_TEST(all.size() == policy_keys().size());
   BOOST_CHECK_NO_THROW(policy_from_key_values(all));
 }
@@ -301,7 +304,8 @@ BOOST_AUTO_TEST_SUITE(policy_values)
 // hex, inf/nan and values that round to a 0 ms deadline are refused.
 BOOST_AUTO_TEST_CASE(the_timeout_is_decimal_seconds_of_at_least_a_millisecond) {
   BOOST_TEST(policy_from_environment({{"TUNELOCK_VERIFY_TIMEOUT", "0.5"}}).verify_timeout_s == 0.5);
-  BOOST_TEST(policy_from_environment({{"TUNELOCK_VERIFY_TIMEOUT", "1e3"}}).verify_timeout_s == 1000);
+  BOOST_TEST(policy_from_environment({{"TUNELOCK_VERIFY_TIMEOUT", "1e3"}}).verify_timeout_s ==
+             1000);
   for (const char* bad : {"0x10", "1e-300", "0.0001", "inf", "nan", "-5", "0"}) {
     BOOST_TEST_INFO(bad);
     BOOST_TEST(error_of([&] {
@@ -323,8 +327,9 @@ BOOST_AUTO_TEST_CASE(the_verify_cadence_has_one_name_and_its_older_ones_still_wo
   BOOST_TEST(policy_from_environment({{"MCORE_AUTOTUNE_VERIFY", "5"}}).verify_every == 5);
   BOOST_TEST(policy_from_environment({{"TUNELOCK_VERIFY_EVERY", "4"}, {"TUNELOCK_VERIFY", "3"}})
                  .verify_every == 4);
-  BOOST_TEST(policy_from_environment({{"TUNELOCK_VERIFY", "3"}, {"MCORE_AUTOTUNE_VERIFY_EVERY", "5"}})
-                 .verify_every == 3);
+  BOOST_TEST(
+      policy_from_environment({{"TUNELOCK_VERIFY", "3"}, {"MCORE_AUTOTUNE_VERIFY_EVERY", "5"}})
+          .verify_every == 3);
   BOOST_TEST(error_of([] {
                policy_from_environment({{"TUNELOCK_VERIFY_EVERY", "x"}});
              }).starts_with("TUNELOCK_VERIFY_EVERY: invalid value 'x'"));

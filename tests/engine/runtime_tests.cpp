@@ -269,7 +269,8 @@ BOOST_AUTO_TEST_CASE(bad_rank_variables_are_errors_naming_them) {
       message({{"RANK", "0"}, {"WORLD_SIZE", "0"}}).starts_with("WORLD_SIZE: invalid value '0'"));
   // A world of several without a rank would run every process as rank 0.
   BOOST_TEST(message({{"WORLD_SIZE", "4"}}).starts_with("WORLD_SIZE=4 is set but RANK is not"));
-  BOOST_TEST(message({{"SLURM_NTASKS", "8"}}).starts_with("SLURM_NTASKS=8 is set but SLURM_PROCID"));
+  BOOST_TEST(
+      message({{"SLURM_NTASKS", "8"}}).starts_with("SLURM_NTASKS=8 is set but SLURM_PROCID"));
   BOOST_TEST(message({{"WORLD_SIZE", "1"}}).empty());  // a world of one needs no rank
 }
 

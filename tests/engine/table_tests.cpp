@@ -2,7 +2,6 @@
 // the real Megatron tables in the shared fixtures.
 #include <boost/test/unit_test.hpp>
 
-
 #include <array>
 #include <cstring>
 #include <map>
@@ -15,6 +14,7 @@
 #include "temp_dir.hpp"
 #include "tunelock/candidates.hpp"
 #include "tunelock/detail/same_bytes.hpp"
+#include "tunelock/detail/table_index.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/files.hpp"
 #include "tunelock/selection.hpp"
@@ -173,7 +173,7 @@ BOOST_AUTO_TEST_CASE(lookups_answer_as_a_sorted_map_does) {
     const auto by_kernel = expected.find(kernel);
     BOOST_TEST(table.has_kernel(kernel) == (by_kernel != expected.end()));
     if (by_kernel != expected.end())
-      BOOST_TEST(table.may_hold_kernel_name_of_length(kernel.size()));
+      BOOST_TEST(detail::TableIndexAccess::may_hold_kernel_name_of_length(table, kernel.size()));
     if (by_kernel == expected.end()) continue;
     for (const std::string& asked : {key, by_kernel->second.begin()->first}) {
       const auto found = by_kernel->second.find(asked);
@@ -200,10 +200,12 @@ BOOST_AUTO_TEST_CASE(name_length_filter_never_rules_out_a_held_name) {
     for (std::size_t length = 0; length < 140; ++length) {
       const std::size_t low = length % 64;
       const bool held = low == 3 || low == 10 || low == 35;  // 67 % 64 == 3
-      BOOST_TEST(each->may_hold_kernel_name_of_length(length) == held, "length " << length);
+      BOOST_TEST(detail::TableIndexAccess::may_hold_kernel_name_of_length(*each, length) == held,
+                 "length " << length);
     }
   }
-  BOOST_TEST(InMemoryTable("sm90").may_hold_kernel_name_of_length(0) == false);
+  BOOST_TEST(detail::TableIndexAccess::may_hold_kernel_name_of_length(InMemoryTable("sm90"), 0) ==
+             false);
 }
 
 BOOST_AUTO_TEST_CASE(inline_byte_comparison_agrees_with_memcmp_at_every_length) {
@@ -238,9 +240,10 @@ BOOST_AUTO_TEST_CASE(one_lookup_per_name_answers_as_separate_lookups_do) {
            {"mm", {"M=3", "*"}},
            {"mm", {"*"}},
            {"other", {"M=1", "*"}}}) {
-    const NameMatch one = table.match_in_order(kernel, keys, live);
-    const NameMatch separate =
-        table.Table::match_in_order(kernel, keys, live);  // has_kernel + match
+    const detail::NameMatch one =
+        detail::TableIndexAccess::match_in_order(table, kernel, keys, live);
+    const detail::NameMatch separate = detail::TableIndexAccess::generic_match_in_order(
+        table, kernel, keys, live);  // has_kernel + match
     BOOST_TEST(one.kernel_present == separate.kernel_present);
     BOOST_TEST(one.tried == separate.tried);
     for (std::size_t k = 0; k < one.tried; ++k) {
@@ -249,7 +252,8 @@ BOOST_AUTO_TEST_CASE(one_lookup_per_name_answers_as_separate_lookups_do) {
     }
   }
   // The stale exact entry is reported, then "*" decides.
-  const NameMatch stale = table.match_in_order("mm", in_order, live);
+  const detail::NameMatch stale =
+      detail::TableIndexAccess::match_in_order(table, "mm", in_order, live);
   BOOST_TEST(stale.tried == 2u);
   BOOST_TEST(stale.keys[0].stale());
   BOOST_TEST(*stale.keys[1].index == 1u);

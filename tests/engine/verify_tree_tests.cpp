@@ -10,7 +10,7 @@
 #include "hash_to_hash_map.hpp"
 #include "ranks.hpp"
 #include "tree_verify.hpp"
-#include "tunelock/binomial_tree.hpp"
+#include "tunelock/detail/binomial_tree.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/log.hpp"
 

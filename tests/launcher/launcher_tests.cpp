@@ -393,9 +393,15 @@ BOOST_AUTO_TEST_CASE(a_stored_key_is_read_in_place_as_its_bytes_compare) {
     dtypes.clear();
     for (std::size_t i = random() % 4; i > 0; --i) {
       switch (random() % 3) {
-        case 0: values.emplace_back(static_cast<std::int64_t>(random() % 3)); break;
-        case 1: values.emplace_back(random() % 2 == 0); break;
-        default: values.emplace_back(std::string_view(text).substr(0, random() % 3 ? random() % 3 : 250 + random() % 10));
+        case 0:
+          values.emplace_back(static_cast<std::int64_t>(random() % 3));
+          break;
+        case 1:
+          values.emplace_back(random() % 2 == 0);
+          break;
+        default:
+          values.emplace_back(
+              std::string_view(text).substr(0, random() % 3 ? random() % 3 : 250 + random() % 10));
       }
     }
     for (std::size_t i = random() % 3; i > 0; --i)

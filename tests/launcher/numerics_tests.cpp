@@ -114,7 +114,8 @@ BOOST_AUTO_TEST_CASE(without_a_table_the_first_call_names_the_racy_cheapest_and_
   BOOST_TEST(log.count("is not known to repeat its bits") == 1u);
   BOOST_TEST(log.count("which is deterministic") == 0u);
   // The check ran the pinned config twice more and named kernel, key, config and the fix.
-  BOOST_TEST(log.count("pinned config " + kRacy + " of kernel 't.ops.sum' [N=3|f32] gave "
+  BOOST_TEST(log.count("pinned config " + kRacy +
+                       " of kernel 't.ops.sum' [N=3|f32] gave "
                        "different bits in two runs") == 1u);
   BOOST_TEST(log.count("TUNELOCK_NONDETERMINISTIC='t.ops.sum@" + kRacy + "'") == 1u);
   // The choice stands: a rank's own observation must not split the ranks.

@@ -9,10 +9,10 @@
 #include <string>
 #include <thread>
 
-#include "tunelock/policy_sources.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/launch_environment.hpp"
 #include "tunelock/launcher/ucx_collective.hpp"
+#include "tunelock/policy_sources.hpp"
 #include "tunelock/runtime.hpp"
 
 using namespace tunelock;

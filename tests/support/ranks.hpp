@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "tunelock/in_process_collective.hpp"
+#include "tunelock/detail/in_process_collective.hpp"
 #include "tunelock/runtime.hpp"
 
 namespace tunelock::testing {

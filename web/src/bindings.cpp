@@ -70,10 +70,12 @@ void check_size(const std::string& name, const std::string& bytes) {
 // What a dropped file is, so the page hands it to the right loader:
 // {"kind", "encoding"}, or {"kind": "unknown", "problem"} (detected_file_to_json).
 std::string file_kind(const std::string& name, const std::string& bytes) {
-  return guarded([&] {
-    check_size(name, bytes);
-    return detected_file_to_json(detect_file_kind(name, bytes));
-  }, name);
+  return guarded(
+      [&] {
+        check_size(name, bytes);
+        return detected_file_to_json(detect_file_kind(name, bytes));
+      },
+      name);
 }
 
 // {"stem", "run" (null when not `<run>.rank<N>.<ending>`), "rank" (null likewise)}:
@@ -88,25 +90,29 @@ std::string rank_file_name(const std::string& name) {
 }
 
 std::string load_table(const std::string& name, const std::string& bytes) {
-  return guarded([&] {
-    check_size(name, bytes);
-    std::unique_ptr<Table> table = table_from_bytes(bytes, name);
-    json summary = preview::table_summary(*table);
-    summary["id"] = next_id;
-    tables[next_id++] = std::move(table);
-    return summary;
-  }, name);
+  return guarded(
+      [&] {
+        check_size(name, bytes);
+        std::unique_ptr<Table> table = table_from_bytes(bytes, name);
+        json summary = preview::table_summary(*table);
+        summary["id"] = next_id;
+        tables[next_id++] = std::move(table);
+        return summary;
+      },
+      name);
 }
 
 std::string load_candidates(const std::string& name, const std::string& text) {
-  return guarded([&] {
-    check_size(name, text);
-    CandidateManifest manifest = candidates_from_json(text, name);
-    json summary = preview::manifest_summary(manifest);
-    summary["id"] = next_id;
-    manifests[next_id++] = std::move(manifest);
-    return summary;
-  }, name);
+  return guarded(
+      [&] {
+        check_size(name, text);
+        CandidateManifest manifest = candidates_from_json(text, name);
+        json summary = preview::manifest_summary(manifest);
+        summary["id"] = next_id;
+        manifests[next_id++] = std::move(manifest);
+        return summary;
+      },
+      name);
 }
 
 std::string decide(int table_id, int candidates_id, const std::string& kernel,
@@ -147,37 +153,43 @@ std::string diff_tables(int a, int b) {
 }
 
 std::string load_record(const std::string& name, const std::string& bytes) {
-  return guarded([&] {
-    check_size(name, bytes);
-    RecordFile record = record_from_json(bytes, name);
-    json out{{"id", next_id}, {"keys", record.winners.size()}};
-    records[next_id++] = std::move(record);
-    return out;
-  }, name);
+  return guarded(
+      [&] {
+        check_size(name, bytes);
+        RecordFile record = record_from_json(bytes, name);
+        json out{{"id", next_id}, {"keys", record.winners.size()}};
+        records[next_id++] = std::move(record);
+        return out;
+      },
+      name);
 }
 
 std::string load_timings(const std::string& name, const std::string& bytes) {
-  return guarded([&] {
-    check_size(name, bytes);
-    RecordFile probe;
-    add_timings(probe, bytes, name);  // refuses a bad sidecar now, naming it
-    json out{{"id", next_id}, {"rank", probe.rank}, {"keys", probe.timings.size()}};
-    sidecars[next_id++] = {name, bytes};
-    return out;
-  }, name);
+  return guarded(
+      [&] {
+        check_size(name, bytes);
+        RecordFile probe;
+        add_timings(probe, bytes, name);  // refuses a bad sidecar now, naming it
+        json out{{"id", next_id}, {"rank", probe.rank}, {"keys", probe.timings.size()}};
+        sidecars[next_id++] = {name, bytes};
+        return out;
+      },
+      name);
 }
 
 std::string load_log(const std::string& name, const std::string& bytes) {
-  return guarded([&] {
-    check_size(name, bytes);
-    ChoiceLogFile log = choice_log_from_bytes(bytes, name);
-    json out{{"id", next_id},
-             {"rank", log.rank},
-             {"entries", log.entries.size()},
-             {"digest", choice_digest(log.entries)}};
-    logs[next_id++] = {name, std::move(log)};
-    return out;
-  }, name);
+  return guarded(
+      [&] {
+        check_size(name, bytes);
+        ChoiceLogFile log = choice_log_from_bytes(bytes, name);
+        json out{{"id", next_id},
+                 {"rank", log.rank},
+                 {"entries", log.entries.size()},
+                 {"digest", choice_digest(log.entries)}};
+        logs[next_id++] = {name, std::move(log)};
+        return out;
+      },
+      name);
 }
 
 // pairs: [{"record": id, "timings": id or null}]
@@ -239,13 +251,15 @@ std::string preview_logged_run(const std::string& ids, int table_id, int candida
 
 // An audit run's file (audit_file.hpp): {"id", "rank", "entries"}.
 std::string load_audit(const std::string& name, const std::string& bytes) {
-  return guarded([&] {
-    check_size(name, bytes);
-    AuditFile file = audit_from_json(bytes, name);
-    json summary = {{"id", next_id}, {"rank", file.rank}, {"entries", file.entries.size()}};
-    audits[next_id++] = std::move(file);
-    return summary;
-  }, name);
+  return guarded(
+      [&] {
+        check_size(name, bytes);
+        AuditFile file = audit_from_json(bytes, name);
+        json summary = {{"id", next_id}, {"rank", file.rank}, {"entries", file.entries.size()}};
+        audits[next_id++] = std::move(file);
+        return summary;
+      },
+      name);
 }
 
 // `tunelock table audit` over the loaded audit files: the report's JSON plus "text".

@@ -87,8 +87,8 @@ json decide(const Table* table, const std::vector<Config>& candidates,
     request.table = table;
     request.block_sizes = block_sizes;
     request.on_miss = parse_on_miss(policy.value("on_miss", "min_cost"), "on_miss");
-    request.chaos_rank = chaos_rank_of(policy.value("chaos", false),
-                                       policy.value("rank", std::int64_t{0}), "chaos", "chaos rank");
+    request.chaos_rank = chaos_rank_of(
+        policy.value("chaos", false), policy.value("rank", std::int64_t{0}), "chaos", "chaos rank");
     return decision_to_json(request, make_decision(request));
   } catch (const Error& e) {
     return {{"error", e.what()}};

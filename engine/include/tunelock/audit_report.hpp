@@ -17,8 +17,8 @@ namespace tunelock {
 
 struct AuditRow {
   std::string arch, kernel, key;
-  std::string pinned;   // the pinned config's signature
-  std::string reason;   // the rule that chose it
+  std::string pinned;  // the pinned config's signature
+  std::string reason;  // the rule that chose it
   // The fastest live candidate whose bits repeated on every rank that
   // checked (a racy config is no option); empty when none ran.
   std::string fastest;

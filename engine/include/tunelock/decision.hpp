@@ -48,8 +48,8 @@ struct DecisionRequest {
   // Warnings come back in the answer (a tool shows them with its result);
   // false: they are logged.
   bool collect_warnings = true;
-  bool explain = true;   // collect what each rule found
-  bool details = true;   // rank the candidates, find stale entries and equivalents
+  bool explain = true;  // collect what each rule found
+  bool details = true;  // rank the candidates, find stale entries and equivalents
 };
 
 struct StaleEntry {
@@ -62,7 +62,7 @@ struct Decision {
   std::vector<std::string> warnings;     // when the request collects them
   std::vector<std::size_t> by_cost;      // candidate indices, cheapest first (stable)
   std::vector<StaleEntry> stale;
-  std::vector<std::size_t> equivalent;   // the deciding entry's equivalents among the candidates
+  std::vector<std::size_t> equivalent;  // the deciding entry's equivalents among the candidates
 };
 
 // REQUIRES: !request.candidates.empty() (else Error). Throws TableMissError

@@ -37,16 +37,15 @@ std::string declared_configs_text(std::span<const DeclaredConfig> declared);
 
 // Where a kernel's known-nondeterministic configs come from.
 struct KnownNondeterministic {
-  const Table* table = nullptr;                // the table's per-kernel lists
-  std::span<const DeclaredConfig> declared;    // the policy's declarations, any kernel
-  std::span<const std::string> variants;       // signatures declared on this kernel's variants
+  const Table* table = nullptr;              // the table's per-kernel lists
+  std::span<const DeclaredConfig> declared;  // the policy's declarations, any kernel
+  std::span<const std::string> variants;     // signatures declared on this kernel's variants
 };
 
 // Per candidate, true when a source names it for `kernel` (its qualified or
 // bare name); empty when no source names any config of the kernel, which
 // costs no signature (the common case, on the fallback's path).
-std::vector<bool> known_nondeterministic(const KernelId& kernel,
-                                         std::span<const Config> candidates,
+std::vector<bool> known_nondeterministic(const KernelId& kernel, std::span<const Config> candidates,
                                          const KnownNondeterministic& known);
 
 // The first pinned call's bits check, in words every face shares: the

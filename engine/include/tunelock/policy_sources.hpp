@@ -17,7 +17,6 @@
 
 namespace tunelock {
 
-
 // Policy from TUNELOCK_* variables, with Megatron's MCORE_AUTOTUNE_* and
 // TRITON_AUTOTUNE_BLOCK_* as aliases (the TUNELOCK_ name wins when both are
 // set). An empty variable counts as unset. An unknown TUNELOCK_* or
@@ -30,7 +29,8 @@ Policy policy_from_environment(const Environment& env);
 // `on_miss`, `block_sizes` as `BLOCK_M=64,BLOCK_N=32`, `verify_every`,
 // `verify_strict`, `enumerate`, `chaos`, `deterministic`,
 // `verify_timeout_s`, `nondeterministic` as `KERNEL@SIGNATURE|...`,
-// `check_bits`, `equivalent` as `off` or `timed`). An unknown key is an error. The result is validated.
+// `check_bits`, `equivalent` as `off` or `timed`). An unknown key is an error. The result is
+// validated.
 Policy policy_from_key_values(const std::vector<std::pair<std::string, std::string>>& pairs,
                               Policy base = {});
 

@@ -11,8 +11,8 @@
 namespace tunelock {
 
 namespace rank_file_endings {
-inline constexpr std::string_view kRecord = ".json";             // Megatron's record layout
-inline constexpr std::string_view kTimings = ".timings.json";    // a record's sidecar
+inline constexpr std::string_view kRecord = ".json";           // Megatron's record layout
+inline constexpr std::string_view kTimings = ".timings.json";  // a record's sidecar
 inline constexpr std::string_view kBinaryTimings = ".timings.tlrt";
 inline constexpr std::string_view kChoiceLog = ".json";
 inline constexpr std::string_view kBinaryChoiceLog = ".tlcl";

@@ -58,7 +58,6 @@ struct RecordFile {
   std::map<RecordKey, std::vector<CandidateTiming>> timings;
 };
 
-
 // The record files a command line names: each argument a file, a directory
 // (every `<run>.rank<N>.json` record in it, sidecars left out) or
 // `@LISTFILE` (one path per line; blank lines skipped), so a merge of

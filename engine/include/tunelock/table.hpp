@@ -100,13 +100,17 @@ struct EntryMatch {
   bool stale() const { return present && !index; }
 };
 
+namespace detail {
 // One kernel name asked about several keys in order (selection's exact key,
 // then "*"), stopping at the first key whose entry names a live candidate.
+// Selection's hot path, not part of the API (detail/table_index.hpp).
 struct NameMatch {
   bool kernel_present = false;     // the table has any entry for the name
   std::size_t tried = 0;           // keys asked: up to and including the deciding one
   std::array<EntryMatch, 2> keys;  // the first `tried` are filled
 };
+struct TableIndexAccess;
+}  // namespace detail
 
 class Table {
  public:
@@ -122,22 +126,10 @@ class Table {
   // name's keys at once (Megatron's tables hold bare names only).
   virtual bool has_kernel(std::string_view kernel) const = 0;
 
-  // False only when the table holds no kernel name of this length. Lets
-  // selection skip a name without building it: the qualified name, built
-  // and looked up, cost more than the rest of a table hit, and Megatron's
-  // tables hold bare names only. The default cannot tell, so says true.
-  virtual bool may_hold_kernel_name_of_length(std::size_t length) const;
-
   // The first candidate the exact entry matches. This is the hot path of a
   // pinned choice: implementations compare in place, without copying configs.
   virtual EntryMatch match(std::string_view kernel, std::string_view key,
                            std::span<const Config> candidates) const = 0;
-
-  // Selection's question for one name (REQUIRES: keys.size() <= 2). The
-  // default asks has_kernel and match; a table that can look the name up
-  // once overrides it, since this is every pinned choice's path.
-  virtual NameMatch match_in_order(std::string_view kernel, std::span<const std::string_view> keys,
-                                   std::span<const Config> candidates) const;
 
   // Kernel names and each kernel's keys, sorted, for tools that walk a table.
   virtual std::vector<std::string> kernels() const = 0;
@@ -155,6 +147,23 @@ class Table {
 
  protected:
   NondeterministicConfigs nondeterministic_;
+
+ protected:
+  // Selection's hot-path hooks, reached through detail::TableIndexAccess.
+  friend struct detail::TableIndexAccess;
+
+  // False only when the table holds no kernel name of this length. Lets
+  // selection skip a name without building it: the qualified name, built
+  // and looked up, cost more than the rest of a table hit, and Megatron's
+  // tables hold bare names only. The default cannot tell, so says true.
+  virtual bool may_hold_kernel_name_of_length(std::size_t length) const;
+
+  // Selection's question for one name (REQUIRES: keys.size() <= 2). The
+  // default asks has_kernel and match; a table that can look the name up
+  // once overrides it, since this is every pinned choice's path.
+  virtual detail::NameMatch match_in_order(std::string_view kernel,
+                                           std::span<const std::string_view> keys,
+                                           std::span<const Config> candidates) const;
 };
 
 // A table held in memory: what the JSON loader builds and what merge fills.
@@ -175,13 +184,15 @@ class InMemoryTable final : public Table {
   const Provenance& provenance() const override { return provenance_; }
   std::optional<TableEntry> entry(std::string_view kernel, std::string_view key) const override;
   bool has_kernel(std::string_view kernel) const override;
-  bool may_hold_kernel_name_of_length(std::size_t length) const override;
   EntryMatch match(std::string_view kernel, std::string_view key,
                    std::span<const Config> candidates) const override;
-  NameMatch match_in_order(std::string_view kernel, std::span<const std::string_view> keys,
-                           std::span<const Config> candidates) const override;
   std::vector<std::string> kernels() const override;
   std::vector<std::string> keys(std::string_view kernel) const override;
+
+ protected:
+  bool may_hold_kernel_name_of_length(std::size_t length) const override;
+  detail::NameMatch match_in_order(std::string_view kernel, std::span<const std::string_view> keys,
+                                   std::span<const Config> candidates) const override;
 
  private:
   struct Index;  // kernel -> key -> entry, in flat hash maps (table.cpp)

@@ -1,8 +1,8 @@
 #include "tunelock/cuda/cuda_backend.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <cstring>
+#include <limits>
 
 #include "cuda_check.hpp"
 #include "tunelock/version.hpp"

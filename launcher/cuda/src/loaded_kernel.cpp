@@ -16,8 +16,7 @@ using nlohmann::json;
 // Device memory for one launch's scratch, freed in stream order after it.
 class StreamScratch {
  public:
-  StreamScratch(cudaStream_t stream, std::size_t bytes, const std::string& what)
-      : stream_(stream) {
+  StreamScratch(cudaStream_t stream, std::size_t bytes, const std::string& what) : stream_(stream) {
     if (bytes) check(cudaMallocAsync(&pointer_, bytes, stream), what);
   }
   ~StreamScratch() {
@@ -72,11 +71,11 @@ LaunchSpec triton_launch_spec(std::string_view metadata_json, const std::string&
     throw Error(origin + ": num_ctas > 1: cluster launches are not supported");
   spec.scratch_arguments = true;
   spec.global_scratch_bytes = field(root, "global_scratch_size", origin, 0, kMaxBytes);
-  spec.global_scratch_align = std::max<std::size_t>(
-      1, field(root, "global_scratch_align", origin, 1, 4096));
+  spec.global_scratch_align =
+      std::max<std::size_t>(1, field(root, "global_scratch_align", origin, 1, 4096));
   spec.profile_scratch_bytes = field(root, "profile_scratch_size", origin, 0, kMaxBytes);
-  spec.profile_scratch_align = std::max<std::size_t>(
-      1, field(root, "profile_scratch_align", origin, 1, 4096));
+  spec.profile_scratch_align =
+      std::max<std::size_t>(1, field(root, "profile_scratch_align", origin, 1, 4096));
   return spec;
 }
 
@@ -106,12 +105,14 @@ CUfunction LoadedModule::function(const std::string& name) const {
 }
 
 LoadedKernel::LoadedKernel(std::shared_ptr<const LoadedModule> module, LaunchSpec spec)
-    : module_(std::move(module)), spec_(std::move(spec)), function_(module_->function(spec_.function)) {
+    : module_(std::move(module)),
+      spec_(std::move(spec)),
+      function_(module_->function(spec_.function)) {
   constexpr unsigned kDefaultSharedLimit = 48 * 1024;  // more must be opted into
   if (spec_.shared_bytes > kDefaultSharedLimit) {
-    const CUresult set = driver::api().func_set_attribute(
-        function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        static_cast<int>(spec_.shared_bytes));
+    const CUresult set =
+        driver::api().func_set_attribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         static_cast<int>(spec_.shared_bytes));
     if (set != CUDA_SUCCESS)
       unlaunchable_ = std::to_string(spec_.shared_bytes) +
                       " bytes of shared memory are more than this GPU allows (" +

@@ -94,9 +94,9 @@ std::string finished(const flatbuffers::FlatBufferBuilder& b) {
 template <typename Message>
 const Message& of_wire_version(const Message& message, const char* what) {
   if (message.format_version() != kWireVersion)
-    throw Error(std::string(what) + " of wire version " +
-                std::to_string(message.format_version()) + "; this tunelock speaks version " +
-                std::to_string(kWireVersion) + " (run one tunelock on every rank)");
+    throw Error(std::string(what) + " of wire version " + std::to_string(message.format_version()) +
+                "; this tunelock speaks version " + std::to_string(kWireVersion) +
+                " (run one tunelock on every rank)");
   return message;
 }
 
@@ -107,9 +107,9 @@ std::string hello_bytes(std::string_view token, int rank, int world_size,
   flatbuffers::FlatBufferBuilder b;
   const auto token_offset = b.CreateString(token);
   const auto bytes = b.CreateVector(bytes_of(address), address.size());
-  fb::FinishHelloBuffer(b, fb::CreateHello(b, kWireVersion, token_offset,
-                                           static_cast<std::uint32_t>(rank),
-                                           static_cast<std::uint32_t>(world_size), bytes));
+  fb::FinishHelloBuffer(
+      b, fb::CreateHello(b, kWireVersion, token_offset, static_cast<std::uint32_t>(rank),
+                         static_cast<std::uint32_t>(world_size), bytes));
   return finished(b);
 }
 

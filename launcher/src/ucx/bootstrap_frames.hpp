@@ -52,8 +52,7 @@ std::string summarise_refusals(const std::vector<std::string>& refusals);
 
 // The hello a rank sends and the roster rank 0 answers with (every rank's
 // worker address, in rank order), encoded beside their decoders.
-std::string hello_bytes(std::string_view token, int rank, int world_size,
-                        std::string_view address);
+std::string hello_bytes(std::string_view token, int rank, int world_size, std::string_view address);
 std::string roster_bytes(std::string_view token, const std::vector<std::string>& addresses);
 
 // The hello or roster in a frame's body, verified (the pointers are into

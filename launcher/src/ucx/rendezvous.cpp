@@ -66,7 +66,10 @@ std::vector<std::string> join(const Rendezvous& r, std::string_view my_address) 
     }
     ::usleep(50'000);
   }
-  send_all(fd.get(), frame(bootstrap::kHelloFrame, bootstrap::hello_bytes(r.token, r.rank, r.world_size, my_address)), deadline);
+  send_all(fd.get(),
+           frame(bootstrap::kHelloFrame,
+                 bootstrap::hello_bytes(r.token, r.rank, r.world_size, my_address)),
+           deadline);
   // Rank 0 gives up at about the same moment and then says which ranks never
   // came: wait a little longer, so that message, not a bare timeout, is what
   // this rank reports.

@@ -266,7 +266,8 @@ void RollCall::admit_or_refuse(Pending& p, const fb::Hello& hello) {
 void RollCall::refuse(Pending& p, const Refusal& refusal) {
   refused_.push_back(refusal.for_rank0);
   try {
-    send_all(p.fd.get(), frame(kFailureFrame, refusal.for_sender), Clock::now() + std::chrono::seconds(1));
+    send_all(p.fd.get(), frame(kFailureFrame, refusal.for_sender),
+             Clock::now() + std::chrono::seconds(1));
   } catch (const Error&) {
   }
   drop(p, refusal.for_rank0);

@@ -4,6 +4,8 @@
 // most ceil(log2 size) rounds and size - 1 messages, and so does a broadcast;
 // every rank sends one message up and at most log2 size down. One place
 // holds the shape, so the transports and the cost table agree.
+// Internal (detail/): used by the runtime and tests, not part of the API;
+// it may change between versions.
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,8 @@
 //   <prefix>.rank<N>.timings.json  every candidate's timing + device provenance
 // both atomically, at exit and on demand. Read back by record_file.hpp; the
 // sidecar's one writer is timings_sidecar.hpp's timings_to_json.
+// Internal (detail/): used by the runtime and tests, not part of the API;
+// it may change between versions.
 #pragma once
 
 #include <filesystem>

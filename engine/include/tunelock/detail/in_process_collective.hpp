@@ -5,6 +5,8 @@
 // made gather-only, as a plug-in transport with all-gather alone would be;
 // the group counts the tree's traffic, so a test can check a check's cost
 // against the formula at a thousand ranks.
+// Internal (detail/): used by the runtime and tests, not part of the API;
+// it may change between versions.
 #pragma once
 
 #include <chrono>
