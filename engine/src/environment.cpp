@@ -4,20 +4,12 @@
 #include <cctype>
 #include <charconv>
 
+#include "text.hpp"
 #include "tunelock/error.hpp"
 
 extern char** environ;
 
 namespace tunelock {
-namespace {
-
-std::string_view trimmed(std::string_view text) {
-  const auto begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
-}
-
-}  // namespace
 
 std::string env_value(const Environment& env, std::string_view name) {
   auto it = env.find(name);
@@ -42,7 +34,7 @@ void invalid_value(std::string_view name, std::string_view text, std::string_vie
 
 std::int64_t parse_integer(std::string_view name, std::string_view text, std::int64_t min,
                            std::int64_t max, std::string_view allowed) {
-  const std::string_view value = trimmed(text);
+  const std::string_view value = text::trimmed(text);
   std::int64_t out = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
   if (value.empty() || ec != std::errc{} || end != value.data() + value.size() || out < min ||
@@ -55,7 +47,7 @@ std::int64_t parse_integer(std::string_view name, std::string_view text, std::in
 }
 
 bool parse_boolean(std::string_view name, std::string_view text) {
-  std::string value(trimmed(text));
+  std::string value(text::trimmed(text));
   std::transform(value.begin(), value.end(), value.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (value == "1" || value == "true" || value == "yes" || value == "on") return true;

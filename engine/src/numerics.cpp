@@ -2,18 +2,13 @@
 
 #include <algorithm>
 
+#include "text.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/table.hpp"
 #include "tunelock/table_format.hpp"
 
 namespace tunelock {
 namespace {
-
-std::string_view trimmed(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\n");
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(" \t\n") - first + 1);
-}
 
 bool names_kernel(std::string_view filed, const KernelId& kernel, std::string_view qualified) {
   return filed == qualified || filed == kernel.name;
@@ -27,7 +22,7 @@ std::vector<DeclaredConfig> parse_declared_configs(std::string_view text,
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t bar = std::min(text.find('|', start), text.size());
-    const std::string_view item = trimmed(text.substr(start, bar - start));
+    const std::string_view item = text::trimmed(text.substr(start, bar - start));
     start = bar + 1;
     if (item.empty()) continue;
     const auto at = item.find('@');
@@ -36,8 +31,8 @@ std::vector<DeclaredConfig> parse_declared_configs(std::string_view text,
                   "' is not KERNEL@SIGNATURE; expected items such as "
                   "'pkg.matvec@BLOCK_K=64,SPLIT=4;warps=4;stages=2' joined by '|'");
     }
-    DeclaredConfig declared{std::string(trimmed(item.substr(0, at))),
-                            std::string(trimmed(item.substr(at + 1)))};
+    DeclaredConfig declared{std::string(text::trimmed(item.substr(0, at))),
+                            std::string(text::trimmed(item.substr(at + 1)))};
     check_kernel_name(declared.kernel, origin);
     if (std::find(out.begin(), out.end(), declared) == out.end())
       out.push_back(std::move(declared));

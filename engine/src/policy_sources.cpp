@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "text.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/log.hpp"
 
@@ -16,12 +17,7 @@ constexpr std::string_view kPrefix = "TUNELOCK_";
 constexpr std::string_view kMegatronPrefix = "MCORE_AUTOTUNE_";
 constexpr std::string_view kTritonBlockPrefix = "TRITON_AUTOTUNE_";
 
-std::string trim(std::string_view text) {
-  auto begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string_view::npos) return {};
-  auto end = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(begin, end - begin + 1));
-}
+std::string trim(std::string_view value) { return std::string(text::trimmed(value)); }
 
 [[noreturn]] void invalid(const std::string& origin, std::string_view value,
                           std::string_view allowed) {

@@ -9,28 +9,17 @@ import pytest
 
 import tunelock
 import tunelock.triton as tt
-from kernels import EQUIVALENT_MS, Tensor, make_warps_autotuner, mixed_values
+from kernels import EQUIVALENT_MS, make_warps_autotuner
+from test_equivalent import record_merge, run_once
 
-N = 4096
 KEY = "n=4096|torch.float32|torch.float32"
 KERNEL = "demo.kernels.row_sum"
-
-
-def run_once(tuner):
-    x, out = Tensor(mixed_values(N)), Tensor([0.0])
-    tuner.run(x, out, N)
-    return out.values[0]
 
 
 def slow_table(tmp_path, monkeypatch):
     """A table recorded and merged here, its entry swapped for the slow
     config of the fast one's bit class (BLOCK 64, 1 warp: 1.00 ms vs 0.40)."""
-    monkeypatch.setattr(tt, "arch_tag", lambda: "sm90")
-    tt.install(mode="record", record_path=str(tmp_path / "rec"))
-    run_once(make_warps_autotuner()[0])
-    tunelock.flush()
-    table_file = tmp_path / "tables" / "sm90.json"
-    tunelock.merge([str(tmp_path / "rec.rank0.json")], str(table_file))
+    table_file = record_merge(tmp_path, monkeypatch)
     table = json.loads(table_file.read_text())
     entry = table["kernels"][KERNEL][KEY]
     fast = {k: v for k, v in entry.items() if k not in ("equivalent", "ties")}
