@@ -79,6 +79,9 @@ std::string conflict_report(std::span<const Conflict> conflicts) {
   return out;
 }
 
+// The verify batch's format_version: every rank of a job runs one tunelock.
+constexpr std::uint32_t kVerifyBatchVersion = 1;
+
 std::string encode_batch(int rank, std::span<const ChoiceEntry> entries) {
   flatbuffers::FlatBufferBuilder builder(64 + 64 * entries.size());
   std::vector<flatbuffers::Offset<fb::ChoiceEntry>> offsets;
@@ -87,7 +90,7 @@ std::string encode_batch(int rank, std::span<const ChoiceEntry> entries) {
     offsets.push_back(
         fb::CreateChoiceEntry(builder, builder.CreateString(e.key), builder.CreateString(e.value)));
   }
-  auto batch = fb::CreateVerifyBatch(builder, 1, static_cast<std::uint32_t>(rank),
+  auto batch = fb::CreateVerifyBatch(builder, kVerifyBatchVersion, static_cast<std::uint32_t>(rank),
                                      builder.CreateVector(offsets));
   fb::FinishVerifyBatchBuffer(builder, batch);
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
@@ -101,9 +104,10 @@ RankBatch decode_batch(std::string_view bytes, const std::string& origin) {
   if (!fb::VerifyVerifyBatchBuffer(verifier))
     throw Error(origin + ": not a valid verify batch (" + std::to_string(bytes.size()) + " bytes)");
   const fb::VerifyBatch* batch = fb::GetVerifyBatch(data);
-  if (batch->format_version() != 1) {
+  if (batch->format_version() != kVerifyBatchVersion) {
     throw Error(origin + ": verify batch format " + std::to_string(batch->format_version()) +
-                " is not supported (this tunelock speaks 1)");
+                " is not supported (this tunelock speaks " + std::to_string(kVerifyBatchVersion) +
+                ")");
   }
   RankBatch out;
   out.rank = static_cast<int>(batch->rank());

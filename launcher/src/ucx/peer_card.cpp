@@ -27,13 +27,19 @@ std::string this_host_identity() {
   return identity;
 }
 
+namespace {
+// The peer card's format_version: every rank of a job runs one tunelock.
+constexpr std::uint32_t kPeerCardVersion = 1;
+}  // namespace
+
 std::string encode_peer_card(const PeerCard& card) {
   flatbuffers::FlatBufferBuilder b(128 + card.worker_address.size());
   const auto address =
       b.CreateVector(reinterpret_cast<const std::uint8_t*>(card.worker_address.data()),
                      card.worker_address.size());
   const auto host = card.host.empty() ? 0 : b.CreateString(card.host);
-  b.Finish(fb::CreatePeerCard(b, 1, address, host, static_cast<std::uint32_t>(card.pid)));
+  b.Finish(
+      fb::CreatePeerCard(b, kPeerCardVersion, address, host, static_cast<std::uint32_t>(card.pid)));
   return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
 }
 
@@ -43,10 +49,10 @@ PeerCard decode_peer_card(std::string_view bytes, const std::string& origin) {
   if (!verifier.VerifyBuffer<fb::PeerCard>(nullptr))
     throw Error(origin + ": not a valid peer card (" + std::to_string(bytes.size()) + " bytes)");
   const auto* card = flatbuffers::GetRoot<fb::PeerCard>(data);
-  if (card->format_version() != 1) {
+  if (card->format_version() != kPeerCardVersion) {
     throw Error(origin + ": peer card format " + std::to_string(card->format_version()) +
-                " is not supported (this tunelock speaks 1); every rank must run the same "
-                "tunelock");
+                " is not supported (this tunelock speaks " + std::to_string(kPeerCardVersion) +
+                "); every rank must run the same tunelock");
   }
   PeerCard out;
   out.worker_address.assign(reinterpret_cast<const char*>(card->worker_address()->data()),
