@@ -3,6 +3,7 @@
 // page does with a dropped file.
 #include "tunelock/file_kind.hpp"
 #include "fuzz_target.hpp"
+#include "tunelock/audit_file.hpp"
 #include "tunelock/candidates.hpp"
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/record_file.hpp"
@@ -33,6 +34,9 @@ void read_as_detected(std::string_view bytes, const std::string& name) {
       case FileKind::choice_log:
         (void)tunelock::choice_log_from_bytes(bytes, name);
         break;
+      case FileKind::audit:
+        (void)tunelock::audit_from_json(bytes, name);
+        break;
       case FileKind::unknown:
         if (file.problem.empty()) __builtin_trap();  // an unknown file always says why
         break;
@@ -44,6 +48,7 @@ void read_as_detected(std::string_view bytes, const std::string& name) {
 }  // namespace
 
 void read_input(std::string_view bytes, const std::string&) {
-  for (const char* name : {"f.json", "f.tlb", "f.rank0.timings.json", "f.tlrt", "f.tlcl"})
+  for (const char* name :
+       {"f.json", "f.tlb", "f.rank0.timings.json", "f.tlrt", "f.tlcl", "f.rank0.audit.json"})
     read_as_detected(bytes, name);
 }
