@@ -6,6 +6,7 @@
 #include "tunelock/audit_file.hpp"
 #include "tunelock/candidates.hpp"
 #include "tunelock/choice_log_file.hpp"
+#include "tunelock/launch_log.hpp"
 #include "tunelock/record_file.hpp"
 #include "tunelock/table_search.hpp"
 #include "tunelock/timings_sidecar.hpp"
@@ -37,6 +38,9 @@ void read_as_detected(std::string_view bytes, const std::string& name) {
       case FileKind::audit:
         (void)tunelock::audit_from_json(bytes, name);
         break;
+      case FileKind::launches:
+        (void)tunelock::launch_log_from_bytes(bytes, name);
+        break;
       case FileKind::unknown:
         if (file.problem.empty()) __builtin_trap();  // an unknown file always says why
         break;
@@ -49,6 +53,7 @@ void read_as_detected(std::string_view bytes, const std::string& name) {
 
 void read_input(std::string_view bytes, const std::string&) {
   for (const char* name :
-       {"f.json", "f.tlb", "f.rank0.timings.json", "f.tlrt", "f.tlcl", "f.rank0.audit.json"})
+       {"f.json", "f.tlb", "f.rank0.timings.json", "f.tlrt", "f.tlcl", "f.rank0.audit.json",
+                           "f.rank0.launches.tlln"})
     read_as_detected(bytes, name);
 }

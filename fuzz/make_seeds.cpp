@@ -10,6 +10,7 @@
 #include "tunelock/audit_file.hpp"
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/files.hpp"
+#include "tunelock/launch_log.hpp"
 #include "tunelock/log.hpp"
 #include "tunelock/notices.hpp"
 #include "tunelock/runtime.hpp"
@@ -108,6 +109,19 @@ int main(int argc, char** argv) {
                             {"BLOCK_SIZE=256;warps=4;stages=2", std::nullopt}},
                            7});
   write_file_atomically(out / "audit" / "seed.rank0.audit.json", audit_to_json(audit));
+  LaunchRecorder recorder;
+  const std::uint32_t gemm = recorder.kernel("nvjet_tst_128x64_64x4", "5f0e2a9c81d3b7e4");
+  const std::uint32_t norm = recorder.kernel("triton_red_fused_0", "");
+  for (int i = 0; i < 3; ++i)
+    recorder.add(gemm, {{128, 1, 1}, {256, 1, 1}, {2, 1, 1}, 1024, false});
+  recorder.add(norm, {{64, 1, 1}, {128, 1, 1}, {0, 0, 0}, 0, true});
+  recorder.step();
+  recorder.add(norm, {{64, 1, 1}, {128, 1, 1}, {0, 0, 0}, 0, false});
+  const LaunchLog launches = recorder.log(0, "python train.py", "");
+  write_file_atomically(out / "launches" / "seed.rank0.launches.json",
+                        launch_log_to_json(launches));
+  write_file_atomically(out / "launches" / "seed.rank0.launches.tlln",
+                        launch_log_to_binary(launches));
   write_file_atomically(out / "policy_environment" / "seed.env",
                         "TUNELOCK_MODE=pinned\nTUNELOCK_ON_MISS=error\nTUNELOCK_VERIFY_EVERY=10\n"
                         "TUNELOCK_TABLE_PATH=tables\nTUNELOCK_CHAOS=0\n");

@@ -40,7 +40,7 @@ done
 
 failed=0
 for target in table_json table_binary record timings choice_log verify_batch verify_tree candidates \
-  policy_environment bootstrap_hello file_kind audit; do
+  policy_environment bootstrap_hello file_kind audit launches; do
   corpus=$build/corpus/$target
   mkdir -p "$corpus" "$build/crashes/$target"
   log=$build/$target.log

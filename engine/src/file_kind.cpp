@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "tunelock/fb/choice_log_generated.h"
+#include "tunelock/fb/launch_log_generated.h"
 #include "tunelock/fb/record_timings_generated.h"
 #include "tunelock/fb/table_generated.h"
 #include "tunelock/record_file.hpp"
@@ -19,7 +20,8 @@ constexpr std::string_view kExpected =
     "expected a table (.tlb, or JSON with \"arch\" and \"kernels\"), a candidate manifest (JSON "
     "with \"configs\" or \"kernels\"), a record file (JSON {arch: {kernel: {key: config}}}), a "
     "timing sidecar (.timings.tlrt, or JSON with \"timings\"), a choice log (.tlcl, or JSON "
-    "with \"rank\" and \"entries\") or an audit file (.audit.json)";
+    "with \"rank\" and \"entries\"), an audit file (.audit.json) or a launch log (.launches.tlln, "
+    "or JSON with \"kernels\" as a list and \"steps\")";
 
 DetectedFile found(FileKind kind, FileEncoding encoding) { return {kind, encoding, {}}; }
 
@@ -31,10 +33,11 @@ DetectedFile unknown_file(std::string_view name, const std::string& why) {
 // The binary forms, by the file identifier FlatBuffers stores at byte 4.
 std::optional<FileKind> binary_kind(std::string_view bytes) {
   if (bytes.size() < 8) return std::nullopt;
-  const std::array<std::pair<const char*, FileKind>, 3> identifiers{{
+  const std::array<std::pair<const char*, FileKind>, 4> identifiers{{
       {fb::TunedTableIdentifier(), FileKind::table},
       {fb::RecordTimingsIdentifier(), FileKind::timings},
       {fb::ChoiceLogIdentifier(), FileKind::choice_log},
+      {fb::LaunchLogIdentifier(), FileKind::launches},
   }};
   for (const auto& [identifier, kind] : identifiers) {
     if (flatbuffers::BufferHasIdentifier(bytes.data(), identifier)) return kind;
@@ -51,6 +54,8 @@ std::optional<DetectedFile> kind_by_name(std::string_view name) {
   if (name.ends_with(".tlcl")) return found(FileKind::choice_log, FileEncoding::binary);
   if (is_timings_sidecar_name(name)) return found(FileKind::timings, FileEncoding::json);
   if (name.ends_with(".audit.json")) return found(FileKind::audit, FileEncoding::json);
+  if (name.ends_with(".launches.tlln")) return found(FileKind::launches, FileEncoding::binary);
+  if (name.ends_with(".launches.json")) return found(FileKind::launches, FileEncoding::json);
   return std::nullopt;
 }
 
@@ -64,6 +69,7 @@ bool is_format_member(std::string_view key) {
 // A streaming scan (nlohmann's SAX interface) of the top-level members,
 // which stops at the first that tells the kind:
 //   "entries" -> choice log (an object) or audit file (a list); "timings" -> timing sidecar;
+//   "kernels" as a list, or "steps" -> launch log;
 //   "configs" -> manifest (one kernel's candidates); "kernels" -> a manifest when its first kernel
 //   holds a list ("key", "configs"), a table when it holds an object (a key's config) or nothing;
 //   an object under a name no format uses, before any member that is not an object -> a record
@@ -159,6 +165,8 @@ class TopLevelScan {
     if (member_ == "entries")
       return decide(type == Type::array ? FileKind::audit : FileKind::choice_log);
     if (member_ == "timings") return decide(FileKind::timings);
+    if (member_ == "steps" || (member_ == "kernels" && type == Type::array))
+      return decide(FileKind::launches);
     if (member_ == "configs") return decide(FileKind::manifest);
     if (member_ == "kernels" || member_ == "arch") saw_table_member = true;
     if (type == Type::object && only_objects && !is_format_member(member_))
@@ -189,9 +197,9 @@ DetectedFile detect_file_kind(std::string_view name, std::string_view bytes) {
   if (auto by_name = kind_by_name(name)) return *by_name;
   if (empty) return unknown_file(name, "empty file");
   if (scan.error_at) {
-    return unknown_file(name, "not a tunelock file: not valid JSON (at byte " +
-                                  std::to_string(*scan.error_at) +
-                                  ") and no binary file identifier (TLTB, TLRT or TLCL at byte 4)");
+    return unknown_file(
+        name, "not a tunelock file: not valid JSON (at byte " + std::to_string(*scan.error_at) +
+                  ") and no binary file identifier (TLTB, TLRT, TLCL or TLLN at byte 4)");
   }
   if (!scan.root_is_object) {
     return unknown_file(name, "not a tunelock file: the JSON is " +
@@ -219,6 +227,8 @@ std::string_view to_string(FileKind kind) {
       return "choice_log";
     case FileKind::audit:
       return "audit";
+    case FileKind::launches:
+      return "launches";
     case FileKind::unknown:
       break;
   }
@@ -249,6 +259,9 @@ std::string describe(const DetectedFile& file) {
       break;
     case FileKind::audit:
       what = "audit file";
+      break;
+    case FileKind::launches:
+      what = "launch log";
       break;
     case FileKind::unknown:
       return std::string(what);

@@ -32,7 +32,9 @@ RankFileName parse_rank_file_name(std::string_view name) {
   }
   if (!sidecar) {
     for (std::string_view ending :
-         {rank_file_endings::kRecord, rank_file_endings::kBinaryChoiceLog}) {
+         {rank_file_endings::kLaunches, rank_file_endings::kBinaryLaunches,
+          rank_file_endings::kAudit, rank_file_endings::kRecord,
+          rank_file_endings::kBinaryChoiceLog}) {
       if (stem.ends_with(ending)) {
         stem.remove_suffix(ending.size());
         break;

@@ -5,7 +5,7 @@
 // their records), and the page (which routes a dropped file to its reader).
 //
 // Binary forms are told by their FlatBuffers file identifier (TLTB, TLRT,
-// TLCL at byte 4); JSON forms by their top-level members, read with a
+// TLCL, TLLN at byte 4); JSON forms by their top-level members, read with a
 // streaming scan that stops as soon as they tell (a large file is not
 // parsed twice); the name decides only where the bytes cannot tell. Only
 // the kind is detected: the kind's reader still checks the whole file and
@@ -27,6 +27,7 @@ enum class FileKind {
   timings,     // a record file's timing sidecar: .timings.tlrt, or JSON {"timings", ...}
   choice_log,  // .tlcl, or JSON {"rank", "entries", "digest"}
   audit,       // an audit run's JSON {"format_version", "rank", "device", "entries": [...]}
+  launches,    // a watched run's launch log: .launches.tlln, or JSON {"kernels": [...], "steps"}
 };
 
 enum class FileEncoding { json, binary };
@@ -46,7 +47,7 @@ struct DetectedFile {
 // short) are that kind, so its reader reports the damage.
 DetectedFile detect_file_kind(std::string_view name, std::string_view bytes);
 
-// "table", "manifest", "record", "timings", "choice_log", "audit" or "unknown": the
+// "table", "manifest", "record", "timings", "choice_log", "audit", "launches" or "unknown": the
 // names the page and the Python package use.
 std::string_view to_string(FileKind kind);
 // "json" or "binary".

@@ -1,6 +1,6 @@
 // Per-rank file names, made and read in one place: every file a rank
 // writes is `<prefix>.rank<N><ending>` — its record, the record's timing
-// sidecar, its choice log, its audit — and the tools that read a run's files
+// sidecar, its choice log, its audit, its launch log — and the tools that read a run's files
 // back (merge, the page, verify) take the run and the rank from the name.
 #pragma once
 
@@ -17,6 +17,8 @@ inline constexpr std::string_view kBinaryTimings = ".timings.tlrt";
 inline constexpr std::string_view kChoiceLog = ".json";
 inline constexpr std::string_view kBinaryChoiceLog = ".tlcl";
 inline constexpr std::string_view kAudit = ".audit.json";
+inline constexpr std::string_view kLaunches = ".launches.json";  // a watched run's launch log
+inline constexpr std::string_view kBinaryLaunches = ".launches.tlln";
 }  // namespace rank_file_endings
 
 // `<prefix>.rank<N><ending>`.
