@@ -26,8 +26,16 @@ inline constexpr std::string_view kJobToken = "TUNELOCK_JOB_TOKEN";
 inline constexpr std::string_view kChoiceLog = "TUNELOCK_CHOICE_LOG";
 inline constexpr std::string_view kLogLevel = "TUNELOCK_LOG_LEVEL";
 inline constexpr std::string_view kLibrary = "TUNELOCK_LIBRARY";  // the Python package's
-inline constexpr std::string_view kAll[] = {kMasterAddr, kMasterPort, kJobToken,
-                                            kChoiceLog,  kLogLevel,   kLibrary};
+// `tunelock watch` (launcher/watch/): where launch logs go, the NVTX range
+// that marks steps, binary logs, the watch library, and the online check.
+inline constexpr std::string_view kWatchOut = "TUNELOCK_WATCH_OUT";
+inline constexpr std::string_view kWatchStepNvtx = "TUNELOCK_WATCH_STEP_NVTX";
+inline constexpr std::string_view kWatchBinary = "TUNELOCK_WATCH_BINARY";
+inline constexpr std::string_view kWatchLibrary = "TUNELOCK_WATCH_LIBRARY";
+inline constexpr std::string_view kWatchVerify = "TUNELOCK_WATCH_VERIFY";
+inline constexpr std::string_view kAll[] = {kMasterAddr,    kMasterPort,  kJobToken,     kChoiceLog,
+                                            kLogLevel,      kLibrary,     kWatchOut,     kWatchStepNvtx,
+                                            kWatchBinary,   kWatchLibrary, kWatchVerify};
 }  // namespace env_names
 
 // The value of `name` in `env`, or "" when unset.
