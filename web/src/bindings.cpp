@@ -17,6 +17,7 @@
 #include "tunelock/choice_log_file.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/file_kind.hpp"
+#include "tunelock/launch_compare.hpp"
 #include "tunelock/policy_sources.hpp"
 #include "tunelock/record_file.hpp"
 #include "tunelock/run_compare.hpp"
@@ -38,6 +39,7 @@ struct Sidecar {
 std::map<int, Sidecar> sidecars;  // checked when loaded, applied per report
 std::map<int, std::pair<std::string, ChoiceLogFile>> logs;
 std::map<int, AuditFile> audits;
+std::map<int, LaunchLog> launch_logs;
 int next_id = 1;
 
 // A page must stay responsive: refuse what could not be previewed anyway.
@@ -279,6 +281,42 @@ std::string audit_files_report(const std::string& ids, double max_regret) {
   });
 }
 
+// A watched run's launch log (launch_log.hpp), JSON or binary:
+// {"id", "rank", "steps", "launches", "program"}.
+std::string load_launches(const std::string& name, const std::string& bytes) {
+  return guarded(
+      [&] {
+        check_size(name, bytes);
+        LaunchLog log = launch_log_from_bytes(bytes, name);
+        json summary = {{"id", next_id},
+                        {"rank", log.rank},
+                        {"steps", log.steps.size()},
+                        {"launches", log.total_launches()},
+                        {"program", log.program}};
+        launch_logs[next_id++] = std::move(log);
+        return summary;
+      },
+      name);
+}
+
+// `tunelock watch compare` over the loaded launch logs, in the order given
+// (the first is the reference): the comparison's JSON plus "text" and "exit_code".
+std::string compare_launches(const std::string& ids) {
+  return guarded([&] {
+    std::vector<LaunchLog> loaded;
+    for (const json& id : json::parse(ids)) {
+      const auto found = launch_logs.find(id.get<int>());
+      if (found == launch_logs.end()) throw Error("that launch log is no longer loaded");
+      loaded.push_back(found->second);
+    }
+    const std::vector<LaunchComparison> comparisons = compare_launch_logs(loaded);
+    json out = launch_comparisons_to_json(comparisons);
+    out["text"] = launch_comparisons_to_text(comparisons);
+    out["exit_code"] = launch_comparison_exit_code(comparisons);
+    return out;
+  });
+}
+
 std::string decide_case(const std::string& c) {
   return guarded([&] { return preview::decide_case(json::parse(c)); });
 }
@@ -292,6 +330,7 @@ void unload(int id) {
   sidecars.erase(id);
   logs.erase(id);
   audits.erase(id);
+  launch_logs.erase(id);
 }
 
 }  // namespace
@@ -311,6 +350,8 @@ EMSCRIPTEN_BINDINGS(tunelock) {
   emscripten::function("report", &report);
   emscripten::function("loadAudit", &load_audit);
   emscripten::function("auditReport", &audit_files_report);
+  emscripten::function("loadLaunches", &load_launches);
+  emscripten::function("compareLaunches", &compare_launches);
   emscripten::function("compareRuns", &compare_run_logs);
   emscripten::function("previewRun", &preview_logged_run);
   emscripten::function("verifyLogs", &verify_logs);

@@ -1,7 +1,8 @@
 // The bindings the page asks for rules it must not spell itself, under Node:
 // fileKind (what a dropped file is: the kind every file the page's tests
 // load was given before), and the qualified-then-bare name rule
-// (manifestKernel, tableKeys). Usage:
+// (manifestKernel, tableKeys), and launch logs loaded and compared
+// (loadLaunches, compareLaunches). Usage:
 //   node bindings.cjs TUNELOCK_JS SOURCE_DIR [SHARED_FIXTURES_DIR]
 const fs = require('fs');
 const path = require('path');
@@ -89,6 +90,39 @@ createTunelock({ printErr: () => {} }).then((engine) => {
   check(named_file('pinned.rank1.tlcl').run === 'pinned' && named_file('pinned.rank1.tlcl').rank === 1, 'a binary log names its run');
   check(named_file('log.json').run === null && named_file('log.json').rank === null, 'no .rank<N>: no run');
   check(named_file('a.rankX.json').run === null && named_file('a.rank1.txt').run === null, 'not the form: no run');
+
+  // Launch logs, compared as `tunelock watch compare` compares them. The
+  // fixtures were written once by the engine's LaunchRecorder: three steps of
+  // four GEMMs and a norm; rank 1 in binary; rank 2's third GEMM of step 1 has
+  // another grid; corrupt.rank0 is rank 0 with a count changed after writing.
+  const fixture = (name) => new Uint8Array(fs.readFileSync(path.join(source, 'tests/web/fixtures', name)));
+  const launchLog = (name) => call('loadLaunches', name, fixture(name));
+  for (const [name, encoding] of [['train.rank0.launches.json', 'json'], ['train.rank1.launches.tlln', 'binary']]) {
+    const got = kindOf(name, fixture(name));
+    check(got.kind === 'launches' && got.encoding === encoding, `${name} is a ${encoding} launch log (${JSON.stringify(got)})`);
+  }
+  const [r0, r1, r2] = ['train.rank0.launches.json', 'train.rank1.launches.tlln', 'train.rank2.launches.json'].map(launchLog);
+  check(r1.rank === 1 && r1.steps === 3 && r1.launches === 15 && r1.program === 'python train.py --steps 3',
+    `a launch log's summary: ${JSON.stringify(r1)}`);
+  const compared = (...logs) => call('compareLaunches', JSON.stringify(logs.map((l) => l.id)));
+  const alike = compared(r0, r1);
+  check(alike.identical && alike.exit_code === 0 && alike.comparisons[0].first === null &&
+    alike.text.startsWith('train.rank0.launches.json vs train.rank1.launches.tlln: identical'), `JSON and binary ranks launched alike: ${alike.text}`);
+  const apart = compared(r0, r1, r2);
+  const [, diverged] = apart.comparisons;
+  check(!apart.identical && apart.exit_code === 1 && apart.comparisons[0].identical && !diverged.identical,
+    'one rank of three differs: not identical, exit code 1');
+  check(diverged.first.step === 1 && diverged.first.launch === 2 && diverged.first.reference.kernel === 'nvjet_tst_128x64_64x4_1x2_h_bz_TNT' &&
+    diverged.first.reference.shape.startsWith('grid 128x1x1') && diverged.first.other.shape.startsWith('grid 128x2x1'),
+    `the first divergent step, launch, kernel and shapes: ${JSON.stringify(diverged.first)}`);
+  check(diverged.kernels.length === 1 && diverged.kernels[0].reference_only.length === 0 &&
+    diverged.kernels[0].other_only[0] === 'grid 128x2x1 block 256x1x1 smem 49152', 'the shape only rank 2 used');
+  check(apart.text.includes('first difference: step 1, launch 2'), 'the text names the step and launch as the CLI prints them');
+  const corrupt = launchLog('corrupt.rank0.launches.json');
+  check(corrupt.error && corrupt.error.startsWith('corrupt.rank0.launches.json: steps[0].digest:'), `a changed log is refused by name and path: ${corrupt.error}`);
+  check(compared(r0).error.includes('two launch logs or more'), 'one log alone: nothing to compare');
+  engine.unload(r2.id);
+  check(compared(r0, r2).error === 'that launch log is no longer loaded', 'an unloaded log: an error');
 
   console.log(failures ? `${failures} check(s) failed` : 'all binding checks passed');
   process.exit(failures ? 1 : 0);
