@@ -7,7 +7,7 @@
 
 const MAX_BYTES = 256 * 1024 * 1024;
 // files: {id, kind, name, detail, summary?}; kinds (the engine's fileKind):
-// table, manifest, record, timings, choice_log.
+// table, manifest, record, timings, choice_log, audit, launches.
 const state = { engine: null, files: [] };
 const $ = (id) => document.getElementById(id);
 const el = (tag, props = {}, ...children) => {
@@ -60,6 +60,10 @@ const loaders = {
   audit: (name, bytes) => {
     const a = call('loadAudit', name, bytes);
     return a.error ? a : { ...a, detail: `audit run, rank ${a.rank}, ${a.entries} key(s)` };
+  },
+  launches: (name, bytes) => {
+    const l = call('loadLaunches', name, bytes);
+    return l.error ? l : { ...l, detail: `launch log, rank ${l.rank}, ${l.steps} step(s), ${l.launches} launch(es)` };
   },
   choice_log: (name, bytes) => {
     const l = call('loadLog', name, bytes);
@@ -115,6 +119,7 @@ function refreshAll() {
   refreshAudit();
   refreshLogs();
   refreshRunPreview();
+  refreshLaunches();
   suggestDecision();
   decide();
 }

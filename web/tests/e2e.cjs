@@ -208,6 +208,34 @@ async function provenanceAndAudit(page) {
   await page.click('#messages button.dismiss');
 }
 
+// Launch logs (tests/web/fixtures, written by the engine): two ranks alike,
+// one binary; a third whose step 1 parts at launch 2; a changed file refused.
+async function launchLogs(page) {
+  const fixture = (name) => path.join(__dirname, '..', '..', 'tests', 'web', 'fixtures', name);
+  check((await text(page, '#launches-verdict')).startsWith('Load launch logs'), 'the launch-log panel asks for launch logs');
+  await load(page, [fixture('train.rank0.launches.json'), fixture('train.rank1.launches.tlln')]);
+  check((await text(page, '#messages')) === '', 'a JSON and a binary launch log load');
+  check((await text(page, '#launches-verdict')).startsWith('identical: all 2 logs'), 'two ranks that launched alike: identical');
+  check((await page.$$('#launches-logs tbody tr')).length === 2, 'both launch logs listed');
+  await load(page, [fixture('train.rank2.launches.json')]);
+  check((await text(page, '#launches-verdict')).startsWith('not identical: 1 of 2 log(s) differ'), 'a rank that launched otherwise: not identical');
+  const block = '#launches-comparisons .comparison[data-other="train.rank2.launches.json"]';
+  check((await text(page, `${block} .first`)) === 'first difference: step 1, launch 2', 'the first divergent step and launch named');
+  const rows = await page.$$eval(`${block} .first-launch tbody tr`, (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+  check(rows.length === 2 && rows.every((r) => r[1] === 'nvjet_tst_128x64_64x4_1x2_h_bz_TNT') &&
+    rows[0][2].startsWith('grid 128x1x1') && rows[1][2].startsWith('grid 128x2x1'), `each side's kernel and shape: ${JSON.stringify(rows)}`);
+  check((await text(page, `${block} .kernel-shapes`)).includes('only train.rank2.launches.json: grid 128x2x1 block 256x1x1 smem 49152'),
+    'the shape only one side used');
+  check((await text(page, '#launches-text')).includes('train.rank0.launches.json vs train.rank2.launches.json: differ'), 'the CLI\'s text beside it');
+  await load(page, [fixture('corrupt.rank0.launches.json')]);
+  const message = await text(page, '#messages');
+  check(message.includes('corrupt.rank0.launches.json: steps[0].digest:'), `a changed launch log is refused by name and path: ${message}`);
+  await page.click('#messages button.dismiss');
+  check(!(await text(page, '#loaded')).includes('corrupt.rank0'), 'the refused launch log is not listed');
+  await page.click('#loaded li:has-text("train.rank2.launches.json") button.remove');
+  check((await text(page, '#launches-verdict')).startsWith('identical'), 'removing the differing rank leaves the others identical');
+}
+
 // "Try the example": every panel working, and the run preview as the CLI computes it.
 async function example(page) {
   await page.click('#clear');
@@ -255,6 +283,7 @@ async function example(page) {
     await records(page);
     await logs(page);
     await provenanceAndAudit(page);
+    await launchLogs(page);
     await example(page);
     await page.screenshot({ path: screenshot, fullPage: true });
     console.log(`screenshot: ${screenshot}`);
