@@ -37,6 +37,8 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = "tunelock"
 # What the CMake build adds to the package, relative to its folder.
 NATIVE_FILES = ("libtunelock_c.so", os.path.join("bin", "tunelock"))
+# Built only where the CUDA toolkit's CUPTI is found (`tunelock watch`).
+OPTIONAL_NATIVE_FILES = ("libtunelock_watch.so",)
 # The sources an sdist needs to build those (TUNELOCK_PYTHON_ONLY's subdirectories).
 SDIST_SOURCES = ("CMakeLists.txt", "LICENSE", "README.md", "CHANGELOG.md",
                  "cmake", "schemas", "engine", "cli", "launcher", "python")
@@ -116,9 +118,11 @@ class CMakeBuild(build_ext):
         target = os.path.join(ROOT, "python", PACKAGE) if self.inplace else \
             os.path.join(self.build_lib, PACKAGE)
         self._outputs = []
-        for name in NATIVE_FILES:
+        for name in NATIVE_FILES + OPTIONAL_NATIVE_FILES:
             source, destination = os.path.join(built, name), os.path.join(target, name)
             if not os.path.isfile(source):
+                if name in OPTIONAL_NATIVE_FILES:
+                    continue
                 sys.exit(f"setup.py: the CMake build did not make {source}")
             self.mkpath(os.path.dirname(destination))
             self.copy_file(source, destination)  # keeps the program's mode

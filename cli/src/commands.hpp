@@ -36,6 +36,7 @@ Command add_launch_command(CLI::App& app);
 Command add_timings_command(CLI::App& app);
 Command add_preview_command(CLI::App& app);
 Command add_log_command(CLI::App& app);
+Command add_watch_command(CLI::App& app);
 
 // The first parsed subcommand's action of `parent`, for commands with
 // their own subcommands (`tunelock table show ...`).

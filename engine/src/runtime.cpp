@@ -14,6 +14,7 @@
 #include "tunelock/log.hpp"
 #include "tunelock/policy_sources.hpp"
 #include "tunelock/table_search.hpp"
+#include "tunelock/watch_link.hpp"
 
 namespace tunelock {
 
@@ -206,6 +207,7 @@ std::string Runtime::choice_digest() const { return tunelock::choice_digest(log_
 // into `agreement`, the tree path keeps hashes in `tree` (on rank 0).
 struct Runtime::GroupState {
   std::size_t cursor = 0;
+  std::uint64_t checks = 0;  // verify() calls so far: names the launch digest's key
   GroupAgreement agreement;
   detail::TreeAgreement tree;
   detail::SlotAgreement slots;
@@ -220,6 +222,11 @@ VerifyResult Runtime::verify(Collective& group) {
     std::shared_ptr<GroupState>& slot = groups_[id];
     if (!slot) slot = std::make_shared<GroupState>();
     state = slot;
+  }
+  if (launch_digest_) {
+    log_.add(choice_log_key("watch", "tunelock.watch.launches",
+                            "check=" + std::to_string(state->checks++)),
+             choice_log_value("launches=" + launch_digest_(), ChoiceOrigin::pinned));
   }
   std::size_t next_cursor = 0;
   VerifyResult result;
@@ -285,6 +292,10 @@ void Runtime::report_conflicts(const Collective& group, const VerifyResult& resu
   if (policy()->verify_strict) throw Error(report);
 }
 
+void Runtime::set_launch_digest_source(std::function<std::string()> source) {
+  launch_digest_ = std::move(source);
+}
+
 std::optional<bool> Runtime::maybe_verify(std::int64_t iteration, Collective& group) {
   const int every = policy()->verify_every;
   if (every <= 0 || iteration % every != 0) return std::nullopt;
@@ -344,6 +355,7 @@ Runtime& process_runtime() {
     // during shutdown, and the atexit hook uses it.
     auto* instance =
         new Runtime(rank_from_environment(process_environment()).rank, process_notices());
+    instance->set_launch_digest_source(watch_digest_source(process_environment()));
     std::atexit(flush_at_exit);
     return instance;
   }();

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _arguments as arguments
 from . import _native
+from . import watch
 from ._arguments import PathArgument
 from ._native import TunelockError, call_json, call_text, check, encode, lib
 
@@ -23,7 +24,7 @@ __all__ = [
     "TunelockError", "Policy", "Choice", "install", "installed_policy", "observes", "tuning_key",
     "pinned_choice", "log_choice", "record", "set_device", "choice_log", "choice_digest", "flush",
     "verify", "maybe_verify", "choose", "merge", "report", "FileKind", "file_kind", "table",
-    "convert_table", "version", "signature", "note_bits_check",
+    "convert_table", "version", "signature", "note_bits_check", "watch",
 ]
 
 Choice = namedtuple("Choice", ["index", "signature", "reason", "explanation", "equivalent"],

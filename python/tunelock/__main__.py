@@ -22,7 +22,7 @@ import sys
 from typing import List, Optional, Sequence
 
 OFFLINE_COMMANDS = ("choose", "policy", "table", "merge", "report", "verify", "digest",
-                    "preview", "timings", "log")
+                    "preview", "timings", "log", "watch")
 REFUSED_COMMANDS = ("launch",)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))

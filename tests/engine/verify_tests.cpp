@@ -5,6 +5,7 @@
 #include "captured_log.hpp"
 #include "ranks.hpp"
 #include "tunelock/error.hpp"
+#include "tunelock/watch_link.hpp"
 
 using namespace tunelock;
 using tunelock::testing::message_of;
@@ -111,6 +112,43 @@ BOOST_AUTO_TEST_CASE(each_round_with_new_conflicts_is_reported_once_and_quiet_ro
   BOOST_TEST_REQUIRE(second != std::string::npos);  // a later round's new key is reported
   BOOST_TEST(text.find("sm90|pkg.ops.matmul|M=1:", first + 1) == std::string::npos);  // once
   BOOST_TEST(second > first);
+}
+
+// TUNELOCK_WATCH_VERIFY: each check carries the launches since the last one,
+// so a rank that launched differently is named at the check after it did.
+BOOST_AUTO_TEST_CASE(launch_digests_join_each_check_and_a_divergent_rank_is_named) {
+  Ranks ranks(3);
+  InProcessGroup group(3);
+  tunelock::testing::CapturedLog captured;
+  std::vector<VerifyResult> first(3), second(3);
+  ranks.run([&](Rank& r) {
+    int check = 0;
+    r.runtime.set_launch_digest_source([&r, &check] {
+      // Rank 1 launched other kernels between the first and second check.
+      return ++check == 2 && r.rank == 1 ? std::string("bbbb") : std::string("aaaa");
+    });
+    log(r, "M=1", kBig);
+    auto member = group.member(r.rank);
+    first[r.rank] = r.runtime.verify(*member);
+    second[r.rank] = r.runtime.verify(*member);
+  });
+  for (int r = 0; r < 3; ++r) {
+    BOOST_TEST(first[r].agreed);
+    BOOST_TEST(!second[r].agreed);
+    BOOST_TEST_REQUIRE(second[r].conflicts.size() == 1u);
+    BOOST_TEST(second[r].conflicts[0].key == "watch|tunelock.watch.launches|check=1");
+    BOOST_TEST(
+        (second[r].conflicts[0].ranks_by_value.at("launches=bbbb;pinned") == std::set<int>{1}));
+  }
+  // Without the variable there is no source: checks carry no launches.
+  BOOST_TEST(!watch_digest_source({}));
+  BOOST_TEST(!watch_digest_source({{"TUNELOCK_WATCH_VERIFY", "0"}}));
+  const auto unwatched = watch_digest_source({{"TUNELOCK_WATCH_VERIFY", "1"}});
+  BOOST_REQUIRE(unwatched);
+  BOOST_TEST(unwatched() == "unwatched");  // no watch library in this process
+  BOOST_TEST(captured.count("but no launch watch runs in this process") == 1u);
+  BOOST_TEST(unwatched() == "unwatched");
+  BOOST_TEST(captured.count("but no launch watch runs in this process") == 1u);  // said once
 }
 
 BOOST_AUTO_TEST_CASE(disjoint_keys_of_pipeline_stages_agree) {

@@ -33,9 +33,9 @@ inline constexpr std::string_view kWatchStepNvtx = "TUNELOCK_WATCH_STEP_NVTX";
 inline constexpr std::string_view kWatchBinary = "TUNELOCK_WATCH_BINARY";
 inline constexpr std::string_view kWatchLibrary = "TUNELOCK_WATCH_LIBRARY";
 inline constexpr std::string_view kWatchVerify = "TUNELOCK_WATCH_VERIFY";
-inline constexpr std::string_view kAll[] = {kMasterAddr,    kMasterPort,  kJobToken,     kChoiceLog,
-                                            kLogLevel,      kLibrary,     kWatchOut,     kWatchStepNvtx,
-                                            kWatchBinary,   kWatchLibrary, kWatchVerify};
+inline constexpr std::string_view kAll[] = {
+    kMasterAddr, kMasterPort,    kJobToken,    kChoiceLog,    kLogLevel,   kLibrary,
+    kWatchOut,   kWatchStepNvtx, kWatchBinary, kWatchLibrary, kWatchVerify};
 }  // namespace env_names
 
 // The value of `name` in `env`, or "" when unset.

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -143,6 +144,11 @@ class Runtime {
   // buffers are kept from one check to the next).
   VerifyResult verify(Collective& group);
 
+  // Each check's launch digest (watch_link.hpp): when set, verify() first
+  // logs `watch|tunelock.watch.launches|check=<n>` (n counting the group's
+  // checks) with the digest, so the group compares launches like choices.
+  void set_launch_digest_source(std::function<std::string()> source);
+
   // verify() when the policy's verify_every divides `iteration`; nullopt
   // ("not checked") otherwise or when verification is off.
   std::optional<bool> maybe_verify(std::int64_t iteration, Collective& group);
@@ -170,6 +176,7 @@ class Runtime {
   std::map<std::string, std::shared_ptr<const Table>, std::less<>> tables_;
   Provenance device_;
   ChoiceLog log_;
+  std::function<std::string()> launch_digest_;
   RecordStore records_;
   AuditStore audits_;
 

@@ -199,7 +199,8 @@ void graph_launched(CUgraphExec exec) {
     if (found != s.graphs.end()) digest = found->second;
   }
   // Its nodes were listed at instantiation; here only which graph ran.
-  s.session->launch_named("(graph launch)", digest, LaunchShape{{1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 0, true});
+  s.session->launch_named("(graph launch)", digest,
+                          LaunchShape{{1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 0, true});
 }
 
 void on_driver(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
@@ -298,8 +299,11 @@ void on_runtime(CUpti_CallbackId id, const CUpti_CallbackData* cb) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000: {
       const auto* p = static_cast<const cudaLaunchKernel_v7000_params*>(cb->functionParams);
       runtime_launch(p->func, cb->symbolName,
-                     {dims(p->gridDim), dims(p->blockDim), {0, 0, 0},
-                      static_cast<std::uint32_t>(p->sharedMem), false});
+                     {dims(p->gridDim),
+                      dims(p->blockDim),
+                      {0, 0, 0},
+                      static_cast<std::uint32_t>(p->sharedMem),
+                      false});
       return;
     }
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
@@ -430,19 +434,24 @@ int start(const char* prefix) {
   if (subscribed != CUPTI_SUCCESS) {
     const char* why = nullptr;
     cuptiGetResultString(subscribed, &why);
+    const bool has_driver =
+        ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD) || ::dlopen("libcuda.so.1", RTLD_LAZY);
     const std::string note =
         subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
             ? "another CUPTI subscriber (the PyTorch profiler, Nsight, a debugger) holds CUPTI"
-            : std::string("CUPTI refused: ") + (why ? why : "unknown error");
+        : !has_driver ? "no CUDA driver (libcuda.so.1) on this machine"
+                      : std::string("CUPTI refused: ") + (why ? why : "unknown error");
     std::fprintf(stderr, "tunelock watch: %s; the program runs on unobserved\n", note.c_str());
     s.session->set_unobserved(note);
     return 1;
   }
   bool enabled = true;
   for (CUpti_CallbackId id : kDriverCallbacks)
-    enabled &= cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS;
+    enabled &=
+        cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS;
   for (CUpti_CallbackId id : kRuntimeCallbacks)
-    enabled &= cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id) == CUPTI_SUCCESS;
+    enabled &=
+        cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id) == CUPTI_SUCCESS;
   enabled &= cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                  CUPTI_CBID_RESOURCE_MODULE_LOADED) == CUPTI_SUCCESS;
   // Range pushes reach CUPTI only where NVTX_INJECTION64_PATH names it
@@ -451,8 +460,9 @@ int start(const char* prefix) {
     for (CUpti_CallbackId id : kNvtxCallbacks)
       cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_NVTX, id);
   if (!enabled) {
-    std::fprintf(stderr, "tunelock watch: CUPTI did not enable every launch callback; "
-                         "some launches may be missing from the log\n");
+    std::fprintf(stderr,
+                 "tunelock watch: CUPTI did not enable every launch callback; "
+                 "some launches may be missing from the log\n");
   }
   s.active = true;
   return 0;

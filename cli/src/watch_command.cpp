@@ -1,0 +1,183 @@
+// `tunelock watch -- CMD` runs CMD with every kernel launch recorded per
+// rank (the CUDA driver loads libtunelock_watch.so through
+// CUDA_INJECTION64_PATH; CMD is not changed); `tunelock watch compare`
+// names where ranks or runs launched differently.
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "commands.hpp"
+#include "tunelock/environment.hpp"
+#include "tunelock/error.hpp"
+#include "tunelock/launch_compare.hpp"
+#include "tunelock/rank_files.hpp"
+
+namespace tunelock::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct WatchOptions {
+  std::string out = "tunelock-watch";
+  std::string step_nvtx;
+  bool binary = false;
+  std::vector<std::string> command;
+  std::vector<std::string> logs;  // compare
+  bool json = false;
+};
+
+constexpr const char* kLibraryName = "libtunelock_watch.so";
+
+// The watch library: TUNELOCK_WATCH_LIBRARY, else beside this program as
+// each layout puts it (an install's lib/, the Python package, the build tree).
+fs::path watch_library(const Environment& env) {
+  if (std::string given = env_value(env, env_names::kWatchLibrary); !given.empty()) {
+    if (!fs::is_regular_file(given))
+      throw Error(std::string(env_names::kWatchLibrary) + ": no such file: " + given);
+    return fs::absolute(given);
+  }
+  std::error_code ec;
+  const fs::path program = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path here = ec ? fs::current_path() : program.parent_path();
+  for (const fs::path& candidate :
+       {here / ".." / "lib" / kLibraryName, here / ".." / kLibraryName, here / kLibraryName,
+        here / ".." / "launcher" / "watch" / kLibraryName}) {
+    if (fs::is_regular_file(candidate)) return fs::canonical(candidate);
+  }
+  throw Error(std::string(kLibraryName) +
+              " not found beside this tunelock (it is built where the CUDA toolkit's CUPTI is "
+              "installed); set " +
+              std::string(env_names::kWatchLibrary) + " to its path");
+}
+
+// The CUPTI library the watch library loads: NVTX hands range pushes to
+// CUPTI only where NVTX_INJECTION64_PATH names it.
+std::string cupti_library_of(const fs::path& watch) {
+  void* handle = ::dlopen(watch.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (!handle)
+    throw Error("cannot load " + watch.string() + ": " + ::dlerror() +
+                " (is CUPTI on LD_LIBRARY_PATH?)");
+  Dl_info info{};
+  void* subscribe = ::dlsym(handle, "cuptiSubscribe");
+  std::string path =
+      subscribe && ::dladdr(subscribe, &info) && info.dli_fname ? info.dli_fname : "";
+  ::dlclose(handle);
+  if (path.empty()) throw Error("cannot find the CUPTI library " + watch.string() + " uses");
+  return path;
+}
+
+// The launch logs `prefix` names that exist now, by rank.
+std::vector<fs::path> logs_written(const std::string& prefix) {
+  const fs::path base = fs::absolute(prefix);
+  const fs::path folder = base.parent_path();
+  std::set<fs::path> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const RankFileName name = parse_rank_file_name(entry.path().filename().string());
+    const std::string file = entry.path().filename().string();
+    if (name.rank >= 0 && folder / name.run == base &&
+        (file.ends_with(rank_file_endings::kLaunches) ||
+         file.ends_with(rank_file_endings::kBinaryLaunches)))
+      found.insert(entry.path());
+  }
+  return {found.begin(), found.end()};
+}
+
+// Runs the command with the injection set; its exit status is ours.
+int watch(const WatchOptions& options, Streams& streams) {
+  const fs::path library = watch_library(streams.env);
+  const std::string cupti = options.step_nvtx.empty() ? "" : cupti_library_of(library);
+  // Logs of an earlier run under the same prefix would be read as this one's.
+  for (const fs::path& old : logs_written(options.out)) fs::remove(old);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw Error(std::string("watch: cannot start the command: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
+    ::setenv(std::string(env_names::kWatchOut).c_str(), fs::absolute(options.out).c_str(), 1);
+    if (options.binary) ::setenv(std::string(env_names::kWatchBinary).c_str(), "1", 1);
+    if (!options.step_nvtx.empty()) {
+      ::setenv(std::string(env_names::kWatchStepNvtx).c_str(), options.step_nvtx.c_str(), 1);
+      ::setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 1);
+    }
+    std::vector<char*> argv;
+    for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "tunelock watch: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  // The terminal's Ctrl-C reaches the command; we wait for it to finish.
+  auto previous = ::signal(SIGINT, SIG_IGN);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::signal(SIGINT, previous);
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const std::vector<fs::path> logs = logs_written(options.out);
+  if (logs.empty()) {
+    std::cerr << "tunelock watch: no launch log was written under " << options.out
+              << " (the command never initialised CUDA, or exited without running its exit "
+                 "handlers)\n";
+  } else {
+    std::cerr << "tunelock watch: " << logs.size() << " launch log(s): ";
+    for (std::size_t i = 0; i < logs.size(); ++i)
+      std::cerr << (i ? ", " : "") << logs[i].filename().string();
+    std::cerr << "\n";
+  }
+  return code;
+}
+
+int compare(const WatchOptions& options, Streams& streams) {
+  std::vector<LaunchLog> logs;
+  for (const std::string& path : options.logs) logs.push_back(load_launch_log(path));
+  const std::vector<LaunchComparison> result = compare_launch_logs(logs);
+  if (options.json)
+    streams.out << launch_comparisons_to_json(result).dump(1) << "\n";
+  else
+    streams.out << launch_comparisons_to_text(result);
+  return launch_comparison_exit_code(result) ? kExitDifferent : kExitOk;
+}
+
+}  // namespace
+
+Command add_watch_command(CLI::App& app) {
+  auto options = std::make_shared<WatchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "watch",
+      "Run a command with every kernel launch recorded per rank (<out>.rank<N>.launches.json); "
+      "`watch compare` names where ranks or runs differ");
+  cmd->add_option("--out", options->out, "Prefix of the launch logs (default tunelock-watch)");
+  cmd->add_option("--step-nvtx", options->step_nvtx,
+                  "An NVTX range the program pushes once per step: each push starts a step");
+  cmd->add_flag("--binary", options->binary, "Write the binary form (.launches.tlln)");
+  cmd->add_option("command", options->command, "The command and its arguments, after --");
+
+  CLI::App* compare_cmd = cmd->add_subcommand(
+      "compare",
+      "Where launch logs differ: ranks of one run, or one rank of two runs (exit 1 "
+      "when they differ)");
+  compare_cmd
+      ->add_option("LOGS", options->logs,
+                   "Launch logs; each after the first is compared "
+                   "with the first")
+      ->required()
+      ->expected(2, -1);
+  compare_cmd->add_flag("--json", options->json, "Print the comparison as JSON");
+
+  return {cmd, [options, compare_cmd](Streams& streams) {
+            if (compare_cmd->parsed()) return compare(*options, streams);
+            if (options->command.empty())
+              throw Error("watch: no command given (tunelock watch [--out PREFIX] -- CMD ...)");
+            return watch(*options, streams);
+          }};
+}
+
+}  // namespace tunelock::cli
