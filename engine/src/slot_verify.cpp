@@ -89,6 +89,52 @@ Counts count_new(Collective& group, std::size_t mine) {
   return out;
 }
 
+// The first all-reduce, one MIN of six words whatever the number of new
+// entries: each rank's count and an order-free digest of its new (key,
+// value) pairs, each as its smallest and negated largest value over the
+// group. When every rank sent the same count and the same digest, the ranks
+// logged the same new entries (a data-parallel group's usual check), so no
+// new key can differ between them and no further round is needed.
+struct FirstRound {
+  std::size_t most = 0;       // new entries on the busiest rank
+  bool same_entries = false;  // every rank's new entries are the same set
+};
+
+FirstRound first_round(Collective& group, std::span<const ChoiceHash> fresh) {
+  // A sum of per-entry hashes: the same set in any order gives the same digest.
+  std::uint64_t digest = 0;
+  for (const ChoiceHash& h : fresh) {
+    const std::uint64_t pair[2] = {h.key, h.value};
+    digest += XXH3_64bits(pair, sizeof pair);
+  }
+  const auto count = static_cast<std::int64_t>(fresh.size());
+  const auto low = static_cast<std::int64_t>(digest & 0xFFFFFFFFu);
+  const auto high = static_cast<std::int64_t>(digest >> 32);
+  std::array<std::int64_t, 6> words{count, -count, low, -low, high, -high};
+  group.all_reduce(words, ReduceOp::min);
+  FirstRound out;
+  out.most = static_cast<std::size_t>(-words[1]);
+  out.same_entries = words[0] == -words[1] && words[2] == -words[3] && words[4] == -words[5];
+  return out;
+}
+
+// The same new entries on every rank: each is checked only against what the
+// group agreed before (the same on every rank, so the suspects are too).
+std::set<std::int64_t> check_shared_entries(std::span<const ChoiceHash> fresh,
+                                            SlotAgreement& state) {
+  std::set<std::int64_t> suspects;
+  for (const ChoiceHash& h : fresh) {
+    const std::int64_t key = word_of(h.key), value = word_of(h.value);
+    if (state.conflicted.count(key)) continue;  // reported once
+    const auto agreed = state.agreed.find(key);
+    if (agreed != state.agreed.end() && agreed->second != value)
+      suspects.insert(key);
+    else
+      state.agreed.emplace(key, value);
+  }
+  return suspects;
+}
+
 // Suspects: new keys whose ranks chose differently, or that differ from
 // what the group agreed before. Places every new key alone in a slot by
 // rounds of all-reduces (a slot holding two keys is split again with another
@@ -155,10 +201,19 @@ VerifyResult verify_over_slots(Collective& group, std::span<const ChoiceHash> fr
                                const std::function<std::vector<ChoiceEntry>()>& everything_sent,
                                SlotAgreement& state) {
   VerifyResult result;
-  const Counts counts = count_new(group, fresh.size());
-  result.compared = counts.total;
-  if (counts.total > 0) {
-    const std::set<std::int64_t> suspects = find_suspects(group, fresh, counts.busiest, state);
+  const FirstRound first = first_round(group, fresh);
+  std::set<std::int64_t> suspects;
+  if (first.most == 0) {
+    result.compared = 0;  // nothing new anywhere: the one all-reduce was the check
+  } else if (first.same_entries) {
+    result.compared = first.most * static_cast<std::size_t>(group.size());
+    suspects = check_shared_entries(fresh, state);
+  } else {
+    const Counts counts = count_new(group, fresh.size());
+    result.compared = counts.total;
+    suspects = find_suspects(group, fresh, counts.busiest, state);
+  }
+  {
     if (!suspects.empty()) {
       for (auto& [key, by_value] : gather_texts(group, suspects, everything_sent())) {
         state.conflicted.insert(word_of(hash_of(key)));

@@ -1,7 +1,9 @@
 // Verification over a transport's fixed-size all-reduce (torch.distributed,
 // MPI): bytes per rank grow with the keys new in this check, not with the
-// number of ranks, and a check with nothing new is one all-reduce of one
-// integer.
+// number of ranks. A check is one all-reduce of six integers when nothing
+// is new, or when every rank logged the same new entries (a data-parallel
+// group's usual check: an order-free digest of the new entries and their
+// count agree); the rounds below run only when the ranks' new entries differ.
 //
 // Entries travel as hashes in slots: each slot's smallest and largest key
 // hash and value hash, from one MIN all-reduce. A slot with one key whose

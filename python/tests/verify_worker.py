@@ -37,6 +37,10 @@ if os.environ.get("VERIFY_COUNT"):
 
 tuner, _, _ = make_autotuner(seed=dist.get_rank())
 tuner.run(Tensor(mixed_values(1024)), Tensor([0.0]), 1024)
+# A pipeline stage's own kernel: one rank logs a key the others never see.
+if os.environ.get("EXTRA_KEY_RANK") == str(dist.get_rank()):
+    tunelock.log_choice("sm90", "stage", "head", "N=1",
+                        {"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2}, True)
 try:
     print(f"rank {dist.get_rank()}: verify -> {tunelock.verify()}", flush=True)
     print(f"rank {dist.get_rank()}: first check collectives {calls}", flush=True)

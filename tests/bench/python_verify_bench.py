@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """tunelock.verify() over torch.distributed against all_gather_object of the
 same batch as text (the transport and check Megatron's autotune uses), side
-by side in one run: an empty batch, and 1,000 new entries per rank per round.
+by side in one run: an empty batch; 1,000 new entries per rank per round,
+the same on every rank (a data-parallel group); and 1,000 new entries that
+differ per rank (pipeline stages: half shared, half the rank's own).
 
 usage: python_verify_bench.py RANKS [BACKEND]   (gloo by default; nccl needs
 one GPU per rank). The tunelock package must be importable (PYTHONPATH).
@@ -51,11 +53,14 @@ def rank_main(rank, size, port, backend, results):
     tunelock.verify()  # connects; not timed
     megatron_check({}, size)
     cases = {}
-    for case in ("empty", f"{ENTRIES} new entries"):
+    names = ("empty", f"{ENTRIES} new entries", f"{ENTRIES} new entries, half per rank")
+    for number, case in enumerate(names):
         ours, theirs = [], []
         for round_ in range(ROUNDS):
             keys = [] if case == "empty" else [
-                f"M={round_ * ENTRIES + i}" for i in range(ENTRIES)]
+                f"M={round_ * ENTRIES + i}|case{number}" for i in range(ENTRIES)]
+            if case.endswith("half per rank"):
+                keys = keys[:ENTRIES // 2] + [f"{key}@stage{rank}" for key in keys[ENTRIES // 2:]]
             for key in keys:
                 tunelock.log_choice("sm90", "bench.ops", "mm", key, CONFIG, True)
             ours.append(timed(tunelock.verify))

@@ -1,0 +1,70 @@
+"""A small training loop, as any PyTorch user writes one (not run by ctest):
+a convolution (cuDNN; `torch.backends.cudnn.benchmark` from BENCH=1), a
+matmul (cuBLAS), and a Triton autotuned kernel. Each step is an NVTX range
+named "step", so `tunelock watch --step-nvtx step` splits the log per step.
+
+It knows nothing of the watch. With TUNELOCK_MODE set it lets tunelock pin
+the Triton kernel's config (tunelock.triton.install()); with WORLD_SIZE > 1
+it joins a gloo group and calls tunelock.verify() after each step (so
+TUNELOCK_WATCH_VERIFY=1 compares the launches). Prints the median step time."""
+import os
+import statistics
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+if os.environ.get("TUNELOCK_MODE"):
+    import tunelock
+    import tunelock.triton
+    tunelock.triton.install()
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}, num_warps=w)
+                          for b in (256, 512, 1024, 2048) for w in (2, 4, 8)],
+                 key=["n"])
+@triton.jit
+def scale_add(x, y, out, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out + offsets, tl.load(x + offsets, mask=mask) * 0.5 + tl.load(y + offsets, mask=mask),
+             mask=mask)
+
+
+def main():
+    torch.backends.cudnn.benchmark = os.environ.get("BENCH") == "1"
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1:
+        torch.distributed.init_process_group("gloo")
+    torch.manual_seed(0)
+    device = torch.device("cuda")
+    conv = torch.nn.Conv2d(64, 64, 3, padding=1).to(device)
+    weight = torch.randn(1024, 1024, device=device)
+    images = torch.randn(32, 64, 56, 56, device=device)
+    steps = int(os.environ.get("STEPS", "20"))
+    times = []
+    verdicts = []
+    for step in range(steps):
+        torch.cuda.nvtx.range_push("step")
+        start = time.perf_counter()
+        features = torch.relu(conv(images))
+        flat = features.flatten(1)[:, :1024]
+        hidden = flat @ weight
+        out = torch.empty_like(hidden)
+        n = hidden.numel()
+        scale_add[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](hidden, hidden, out, n)
+        loss = out.square().mean()
+        loss.backward() if loss.requires_grad else None
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+        torch.cuda.nvtx.range_pop()
+        if world > 1 and os.environ.get("TUNELOCK_MODE"):
+            verdicts.append(tunelock.verify())
+    print(f"median step {statistics.median(times[3:]) * 1e3:.3f} ms over {steps - 3} steps")
+    if verdicts:
+        print("verdicts", "".join("1" if v else "0" for v in verdicts))
+
+
+if __name__ == "__main__":
+    main()
