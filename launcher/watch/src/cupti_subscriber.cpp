@@ -4,9 +4,9 @@
 // pushes, so every other CUDA call runs untouched.
 //
 // Runtime launches (cudaLaunchKernel, what PyTorch and cuBLAS use) and
-// driver launches (cuLaunchKernel, what Triton uses) are both seen; a
-// driver call made inside a runtime launch is skipped, so nothing counts
-// twice. The driver's own functions (names of graph nodes, a function's
+// driver launches (cuLaunchKernel, what Triton uses) are both seen; the
+// driver's callback for a launch made inside a runtime launch is skipped, so
+// nothing counts twice. The driver's own functions (names of graph nodes, a function's
 // module) are looked up in the libcuda already loaded: this library links
 // no CUDA library but CUPTI, and loads on a machine without a GPU.
 #include <cuda.h>
@@ -449,16 +449,25 @@ int start(const char* prefix) {
   for (CUpti_CallbackId id : kDriverCallbacks)
     enabled &=
         cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS;
+  // The driver's callbacks alone see every launch (the runtime's internal
+  // ones too); the runtime's add which library a runtime kernel lives in.
   for (CUpti_CallbackId id : kRuntimeCallbacks)
     enabled &=
         cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id) == CUPTI_SUCCESS;
   enabled &= cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                  CUPTI_CBID_RESOURCE_MODULE_LOADED) == CUPTI_SUCCESS;
-  // Range pushes reach CUPTI only where NVTX_INJECTION64_PATH names it
-  // (`tunelock watch --step-nvtx` sets that).
-  if (!s.session->step_range().empty())
+  // Range pushes reach CUPTI only where NVTX_INJECTION64_PATH names it, and
+  // only the CUPTI this library is bound to has our subscriber: a program
+  // may carry its own copy (PyTorch's wheels do, loaded before the driver
+  // loads us), so name the one we use. NVTX reads the variable at its first
+  // call in each library, which in a training program comes after CUDA starts.
+  if (!s.session->step_range().empty()) {
+    Dl_info cupti{};
+    if (::dladdr(reinterpret_cast<void*>(&cuptiSubscribe), &cupti) && cupti.dli_fname)
+      ::setenv("NVTX_INJECTION64_PATH", cupti.dli_fname, 1);
     for (CUpti_CallbackId id : kNvtxCallbacks)
       cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_NVTX, id);
+  }
   if (!enabled) {
     std::fprintf(stderr,
                  "tunelock watch: CUPTI did not enable every launch callback; "
