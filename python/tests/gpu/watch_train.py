@@ -6,7 +6,10 @@ named "step", so `tunelock watch --step-nvtx step` splits the log per step.
 It knows nothing of the watch. With TUNELOCK_MODE set it lets tunelock pin
 the Triton kernel's config (tunelock.triton.install()); with WORLD_SIZE > 1
 it joins a gloo group and calls tunelock.verify() after each step (so
-TUNELOCK_WATCH_VERIFY=1 compares the launches). Prints the median step time."""
+TUNELOCK_WATCH_VERIFY=1 compares the launches). Prints the median step time.
+With WATCH_AFTER=N it starts the watch itself at step N (tunelock.watch.start)
+and prints the median step before and after, from one process: the watch's
+cost per step without the noise between processes."""
 import os
 import statistics
 import time
@@ -65,7 +68,11 @@ def main():
     steps = int(os.environ.get("STEPS", "20"))
     times = []
     verdicts = []
+    watch_after = int(os.environ.get("WATCH_AFTER", "-1"))
     for step in range(steps):
+        if step == watch_after:
+            import tunelock.watch
+            print("watching:", tunelock.watch.start(), flush=True)
         torch.cuda.nvtx.range_push("step")
         start = time.perf_counter()
         features = torch.relu(conv(images))
@@ -85,6 +92,12 @@ def main():
         torch.cuda.nvtx.range_pop()
         if world > 1 and os.environ.get("TUNELOCK_MODE"):
             verdicts.append(tunelock.verify())
+    if watch_after > 0:
+        before = statistics.median(times[5:watch_after])
+        after = statistics.median(times[watch_after + 5:])
+        print(f"unwatched {before * 1e3:.3f} ms, watched {after * 1e3:.3f} ms: "
+              f"{(after / before - 1) * 100:+.1f} %")
+        return
     print(f"median step {statistics.median(times[3:]) * 1e3:.3f} ms over {steps - 3} steps")
     if verdicts:
         print("verdicts", "".join("1" if v else "0" for v in verdicts))
