@@ -25,6 +25,7 @@
 #include <tuple>
 
 #include "commands.hpp"
+#include "run_command.hpp"
 #include "tunelock/error.hpp"
 
 namespace tunelock::cli {
@@ -179,12 +180,7 @@ Child spawn_rank(int rank, const LaunchOptions& options, const Meeting& meeting,
     ::setenv(std::string(kJobToken).c_str(), meeting.token.c_str(), 1);
     ::setenv("MASTER_ADDR", meeting.torch_host.c_str(), 1);
     ::setenv("MASTER_PORT", meeting.torch_port.c_str(), 1);
-    std::vector<char*> argv;
-    for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    std::fprintf(stderr, "tunelock launch: cannot run %s: %s\n", argv[0], std::strerror(errno));
-    ::_exit(127);
+    exec_command(options.command, "launch");
   }
   ::setpgid(pid, pid);  // also here: the child may not have run yet when we signal it
   ::close(out[1]);

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "run_command.hpp"
 #include "tunelock/environment.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/launch_compare.hpp"
@@ -107,12 +108,7 @@ int watch(const WatchOptions& options, Streams& streams) {
       ::setenv(std::string(env_names::kWatchStepNvtx).c_str(), options.step_nvtx.c_str(), 1);
       ::setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 1);
     }
-    std::vector<char*> argv;
-    for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    std::fprintf(stderr, "tunelock watch: cannot run %s: %s\n", argv[0], std::strerror(errno));
-    ::_exit(127);
+    exec_command(options.command, "watch");
   }
   // The terminal's Ctrl-C reaches the command; we wait for it to finish.
   auto previous = ::signal(SIGINT, SIG_IGN);
