@@ -21,7 +21,7 @@ constexpr std::string_view kExpected =
     "with \"configs\" or \"kernels\"), a record file (JSON {arch: {kernel: {key: config}}}), a "
     "timing sidecar (.timings.tlrt, or JSON with \"timings\"), a choice log (.tlcl, or JSON "
     "with \"rank\" and \"entries\"), an audit file (.audit.json) or a launch log (.launches.tlln, "
-    "or JSON with \"kernels\" as a list and \"steps\")";
+    "or JSON with \"steps\")";
 
 DetectedFile found(FileKind kind, FileEncoding encoding) { return {kind, encoding, {}}; }
 
@@ -69,7 +69,7 @@ bool is_format_member(std::string_view key) {
 // A streaming scan (nlohmann's SAX interface) of the top-level members,
 // which stops at the first that tells the kind:
 //   "entries" -> choice log (an object) or audit file (a list); "timings" -> timing sidecar;
-//   "kernels" as a list, or "steps" -> launch log;
+//   "steps" -> launch log (its "kernels" is a list, which alone says only: not a valid table);
 //   "configs" -> manifest (one kernel's candidates); "kernels" -> a manifest when its first kernel
 //   holds a list ("key", "configs"), a table when it holds an object (a key's config) or nothing;
 //   an object under a name no format uses, before any member that is not an object -> a record
@@ -87,6 +87,7 @@ class TopLevelScan {
   bool root_is_object = false;          // the root is an object (so far)
   std::string root_type;                // the root's JSON type when it is not an object
   bool saw_table_member = false;        // "kernels" or "arch": a table, at the least
+  bool saw_kernel_list = false;         // "kernels" as a list: a launch log or a bad table
   bool only_objects = true;             // every top-level member so far is an object
   std::optional<std::size_t> error_at;  // the byte where the JSON broke
 
@@ -115,7 +116,7 @@ class TopLevelScan {
   bool end_object() {
     // The first kernel under "kernels" ended with no member: an empty
     // table kernel (a manifest's kernel needs its "configs").
-    if (depth_ == 3 && member_ == "kernels") return decide(FileKind::table);
+    if (depth_ == 3 && member_ == "kernels" && !saw_kernel_list) return decide(FileKind::table);
     --depth_;
     return true;
   }
@@ -147,6 +148,9 @@ class TopLevelScan {
       return true;
     }
     if (depth_ == 1) return top_level_member(type);
+    // A table's or manifest's "kernels" is an object; a list is read to its
+    // end (a launch log's "steps" come after it).
+    if (member_ == "kernels" && saw_kernel_list) return true;
     if (member_ == "kernels" && depth_ == 2) {
       // The first kernel: an object (a table's keys or a manifest's lists), else a bad table.
       return type == Type::object || decide(FileKind::table);
@@ -165,10 +169,14 @@ class TopLevelScan {
     if (member_ == "entries")
       return decide(type == Type::array ? FileKind::audit : FileKind::choice_log);
     if (member_ == "timings") return decide(FileKind::timings);
-    if (member_ == "steps" || (member_ == "kernels" && type == Type::array))
-      return decide(FileKind::launches);
+    if (member_ == "steps") return decide(FileKind::launches);
     if (member_ == "configs") return decide(FileKind::manifest);
-    if (member_ == "kernels" || member_ == "arch") saw_table_member = true;
+    // "kernels" as a list: a launch log's (until its "steps" tell) or a
+    // malformed table's, which the table reader then names.
+    if (member_ == "kernels" && type == Type::array)
+      saw_kernel_list = true;
+    else if (member_ == "kernels" || member_ == "arch")
+      saw_table_member = true;
     if (type == Type::object && only_objects && !is_format_member(member_))
       return decide(FileKind::record);
     if (type != Type::object) only_objects = false;
@@ -195,6 +203,7 @@ DetectedFile detect_file_kind(std::string_view name, std::string_view bytes) {
   // name, then what the whole (valid) JSON was.
   if (scan.saw_table_member) return found(FileKind::table, FileEncoding::json);
   if (auto by_name = kind_by_name(name)) return *by_name;
+  if (scan.saw_kernel_list) return found(FileKind::table, FileEncoding::json);
   if (empty) return unknown_file(name, "empty file");
   if (scan.error_at) {
     return unknown_file(
