@@ -6,15 +6,11 @@
 #include "c_api_support.hpp"
 #include "tunelock/c_api.h"
 #include "tunelock/call_plan.hpp"
-#include "tunelock/collective.hpp"
 #include "tunelock/detail/records.hpp"
 #include "tunelock/policy_sources.hpp"
 #include "tunelock/runtime.hpp"
 #include "tunelock/tuning_key.hpp"
 #include "tunelock/version.hpp"
-#ifdef TUNELOCK_HAVE_UCX
-#include "tunelock/launcher/ucx_collective.hpp"
-#endif
 
 using namespace tunelock;
 using namespace tunelock::c_api;
@@ -44,55 +40,6 @@ std::vector<Config> configs_of(const char* candidates_json) {
     out.push_back(config_from_json(list[i], "candidates[" + std::to_string(i) + "]"));
   return out;
 }
-
-// The engine's collective over a caller's all-gather callback.
-class CallbackCollective final : public Collective {
- public:
-  CallbackCollective(int rank, int size, std::string id, const int* world_ranks,
-                     tunelock_gather_fn gather, void* context,
-                     tunelock_all_reduce_fn reduce = nullptr)
-      : rank_(rank),
-        size_(size),
-        id_(std::move(id)),
-        gather_(gather),
-        all_reduce_(reduce),
-        context_(context) {
-    if (size < 1 || rank < 0 || rank >= size)
-      throw Error("verify: rank " + std::to_string(rank) + " of a group of " +
-                  std::to_string(size) + " is impossible");
-    if (!gather) throw Error("verify: the all-gather callback is NULL");
-    for (int r = 0; r < size; ++r) world_ranks_.push_back(world_ranks ? world_ranks[r] : r);
-  }
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  std::string group_id() const override { return id_; }
-  int world_rank(int group_rank) const override { return world_ranks_.at(group_rank); }
-  std::vector<std::string> all_gather(std::string_view payload) override {
-    std::vector<std::string> gathered;
-    if (gather_(context_, payload.data(), payload.size(), &gathered) != 0)
-      throw Error("verify: the all-gather of group '" + id_ + "' failed");
-    if (gathered.size() != static_cast<std::size_t>(size_))
-      throw Error("verify: the all-gather of group '" + id_ + "' returned " +
-                  std::to_string(gathered.size()) + " payloads for " + std::to_string(size_) +
-                  " ranks");
-    return gathered;
-  }
-  bool has_all_reduce() const override { return all_reduce_ != nullptr; }
-  void all_reduce(std::span<std::int64_t> values, ReduceOp op) override {
-    if (all_reduce_(context_, values.data(), values.size(), op == ReduceOp::sum ? 0 : 1) != 0)
-      throw Error("verify: the all-reduce of group '" + id_ + "' failed");
-  }
-
- private:
-  int rank_, size_;
-  std::string id_;
-  std::vector<int> world_ranks_;
-  tunelock_gather_fn gather_;
-  tunelock_all_reduce_fn all_reduce_;
-  void* context_;
-};
-
-int verdict_of(const std::optional<bool>& agreed) { return agreed ? (*agreed ? 1 : 0) : -1; }
 
 // Per candidate {"config", "median_ms", "nondeterministic"?, "class"?}, as
 // tunelock_record and tunelock_audit_key take them.
@@ -349,55 +296,6 @@ int tunelock_flush(const char* choice_log_prefix) {
   return guarded([&] {
     process_runtime().flush(choice_log_prefix ? std::filesystem::path(choice_log_prefix)
                                               : choice_log_prefix_from_environment());
-  });
-}
-
-int tunelock_gather_add(void* sink, const char* data, size_t size) {
-  return guarded([&] {
-    if (!sink || (!data && size)) throw Error("tunelock_gather_add: NULL argument");
-    static_cast<std::vector<std::string>*>(sink)->emplace_back(data, size);
-  });
-}
-
-int tunelock_verify(int64_t iteration, int rank, int size, const char* group_id,
-                    const int* world_ranks, tunelock_gather_fn gather, void* context,
-                    int* verdict) {
-  return guarded([&] {
-    CallbackCollective group(rank, size, text_of(group_id, "group_id"), world_ranks, gather,
-                             context);
-    Runtime& runtime = process_runtime();
-    *verdict = iteration < 0 ? (runtime.verify(group).agreed ? 1 : 0)
-                             : verdict_of(runtime.maybe_verify(iteration, group));
-  });
-}
-
-int tunelock_verify_reduce(int64_t iteration, int rank, int size, const char* group_id,
-                           const int* world_ranks, tunelock_gather_fn gather,
-                           tunelock_all_reduce_fn all_reduce, void* context, int* verdict) {
-  return guarded([&] {
-    if (!all_reduce) throw Error("verify: the all-reduce callback is NULL");
-    CallbackCollective group(rank, size, text_of(group_id, "group_id"), world_ranks, gather,
-                             context, all_reduce);
-    Runtime& runtime = process_runtime();
-    *verdict = iteration < 0 ? (runtime.verify(group).agreed ? 1 : 0)
-                             : verdict_of(runtime.maybe_verify(iteration, group));
-  });
-}
-
-int tunelock_verify_ucx(int64_t iteration, int* verdict) {
-  return guarded([&] {
-#ifdef TUNELOCK_HAVE_UCX
-    Runtime& runtime = process_runtime();
-    // One world connection per process, made on the first check.
-    static std::unique_ptr<Collective> world =
-        launcher::world_collective(process_environment(), runtime.policy()->verify_timeout_s);
-    *verdict = iteration < 0 ? (runtime.verify(*world).agreed ? 1 : 0)
-                             : verdict_of(runtime.maybe_verify(iteration, *world));
-#else
-    (void)iteration;
-    (void)verdict;
-    throw Error("this build of tunelock has no UCX: verify over torch.distributed instead");
-#endif
   });
 }
 

@@ -3,6 +3,7 @@ autotuned kernel under the policy from the environment, then verifies over
 the gloo process group and prints the verdict (or the error)."""
 import os
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "standin"))
@@ -11,6 +12,7 @@ sys.path.insert(0, HERE)
 import torch.distributed as dist  # noqa: E402
 
 import tunelock  # noqa: E402
+import tunelock.distributed  # noqa: E402
 import tunelock.triton  # noqa: E402
 from kernels import Tensor, make_autotuner, mixed_values  # noqa: E402
 
@@ -41,12 +43,38 @@ tuner.run(Tensor(mixed_values(1024)), Tensor([0.0]), 1024)
 if os.environ.get("EXTRA_KEY_RANK") == str(dist.get_rank()):
     tunelock.log_choice("sm90", "stage", "head", "N=1",
                         {"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2}, True)
+# With VERIFY_GROUP ("1,2"), the checks run in that subgroup only; with
+# DIE_RANK, that rank exits after the first check, so the second names it.
+members = [int(r) for r in os.environ["VERIFY_GROUP"].split(",")] if os.environ.get(
+    "VERIFY_GROUP") else None
+group = dist.new_group(members) if members else None
+rank = dist.get_rank()
 try:
-    print(f"rank {dist.get_rank()}: verify -> {tunelock.verify()}", flush=True)
-    print(f"rank {dist.get_rank()}: first check collectives {calls}", flush=True)
-    calls.clear()
-    print(f"rank {dist.get_rank()}: verify again -> {tunelock.verify()}", flush=True)
-    print(f"rank {dist.get_rank()}: empty check collectives {calls}", flush=True)
+    if members is None or rank in members:
+        print(f"rank {rank}: verify -> {tunelock.verify(group=group)}", flush=True)
+        print(f"rank {rank}: first check collectives {calls}", flush=True)
+        print(f"rank {rank}: over ucx {tunelock.distributed.last_over_ucx}", flush=True)
+        if os.environ.get("DIE_RANK") == str(rank):
+            os._exit(0)
+        calls.clear()
+        print(f"rank {rank}: verify again -> {tunelock.verify(group=group)}", flush=True)
+        print(f"rank {rank}: empty check collectives {calls}", flush=True)
+        calls.clear()
+        tunelock.log_choice("sm90", "later", "kernel", "N=2",
+                            {"kwargs": {"BLOCK": 32}, "num_warps": 4, "num_stages": 2}, True)
+        print(f"rank {rank}: verify new -> {tunelock.verify(group=group)}", flush=True)
+        print(f"rank {rank}: new key check collectives {calls}", flush=True)
 except tunelock.TunelockError as error:
-    print(f"rank {dist.get_rank()}: error: {error}", flush=True)
+    print(f"rank {rank}: error: {error}", flush=True)
+if os.environ.get("DIE_RANK"):
+    # A peer is gone: no collective teardown. Rank 0 holds the process
+    # group's store, which the others still use, so it leaves last.
+    done = os.environ["DONE_FILE"]
+    if rank == 0:
+        deadline = time.monotonic() + 240
+        while not os.path.exists(done) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    else:
+        open(done, "a").close()
+    os._exit(0)
 dist.destroy_process_group()

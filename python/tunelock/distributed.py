@@ -1,11 +1,15 @@
 """Moving the engine's verify messages between ranks. The engine builds and
-folds them; Python only moves fixed-size tensors: over torch.distributed when
-a process group is initialised (an all-reduce of one integer when nothing is
-new; a few all-reduces of O(new keys) integers otherwise; an all-gather of
-conflicting keys' texts only when there are some), else over the engine's
-UCX collective (RANK/WORLD_SIZE and the rendezvous variables), which is a
-group of one when WORLD_SIZE is 1. Never all_gather_object: no pickling, and
-nothing a rank receives grows with the number of ranks."""
+folds them and picks the transport (TUNELOCK_VERIFY_TRANSPORT); Python only
+moves bytes through the process group when torch.distributed is initialised:
+over UCX (the default where built) the group all-gathers each rank's UCX
+address once, at its first check, and later checks never touch the group;
+over the group itself, fixed-size tensors (one all-reduce of six integers
+when nothing is new or every rank logged the same; a few all-reduces of
+O(new keys) integers otherwise; an all-gather of conflicting keys' texts
+only when there are some). Without a process group, the engine's UCX
+collective from the environment (RANK/WORLD_SIZE and the rendezvous
+variables), a group of one when WORLD_SIZE is 1. Never all_gather_object:
+no pickling, and nothing a rank receives grows with the number of ranks."""
 import ctypes
 
 from ._native import ALL_REDUCE_FN, GATHER_FN, check, encode, lib
@@ -87,7 +91,32 @@ class _TensorTransport:
             return 1
 
 
+class _GroupCheck:
+    """What a group's checks pass to the engine, made once per group: its
+    rank, size, world ranks, id and callbacks (a check runs every step, and
+    over UCX the engine needs none of them after the first)."""
+
+    def __init__(self, dist, group):
+        self.rank, self.size = dist.get_rank(group), dist.get_world_size(group)
+        self.world = (ctypes.c_int * self.size)(
+            *[dist.get_global_rank(group, r) if group is not None else r
+              for r in range(self.size)])
+        self.group_id = encode("torch:" + ("world" if group is None
+                                           else ",".join(map(str, self.world))))
+        self.transport = _TensorTransport(dist, group)
+        self.gather = GATHER_FN(self.transport.gather)
+        self.all_reduce = ALL_REDUCE_FN(self.transport.all_reduce)
+
+    def matches(self, dist, group):
+        return (self.rank, self.size) == (dist.get_rank(group), dist.get_world_size(group))
+
+
+_checks = {}
+last_over_ucx = None  # whether the last check in a process group went over UCX
+
+
 def run_verify(iteration, group):
+    global last_over_ucx
     dist = _torch_group(group)
     verdict = ctypes.c_int(-1)
     if dist is None:
@@ -95,16 +124,17 @@ def run_verify(iteration, group):
             raise ValueError("a group was given but torch.distributed is not initialised")
         check(lib.tunelock_verify_ucx(iteration, ctypes.byref(verdict)))
         return verdict.value
-    rank, size = dist.get_rank(group), dist.get_world_size(group)
-    world = (ctypes.c_int * size)(*[dist.get_global_rank(group, r) if group is not None else r
-                                    for r in range(size)])
-    transport = _TensorTransport(dist, group)
-    group_id = "torch:" + ("world" if group is None else ",".join(map(str, world)))
-    status = lib.tunelock_verify_reduce(iteration, rank, size, encode(group_id), world,
-                                        GATHER_FN(transport.gather),
-                                        ALL_REDUCE_FN(transport.all_reduce), None,
-                                        ctypes.byref(verdict))
-    if status != 0 and transport.failure:
-        raise transport.failure[0]
+    prepared = _checks.get(group)
+    if prepared is None or not prepared.matches(dist, group):
+        prepared = _checks[group] = _GroupCheck(dist, group)
+    prepared.transport.failure.clear()
+    over_ucx = ctypes.c_int(0)
+    status = lib.tunelock_verify_group(iteration, prepared.rank, prepared.size,
+                                       prepared.group_id, prepared.world, prepared.gather,
+                                       prepared.all_reduce, None, ctypes.byref(verdict),
+                                       ctypes.byref(over_ucx))
+    last_over_ucx = bool(over_ucx.value)
+    if status != 0 and prepared.transport.failure:
+        raise prepared.transport.failure[0]
     check(status)
     return verdict.value

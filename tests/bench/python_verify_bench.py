@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """tunelock.verify() over torch.distributed against all_gather_object of the
 same batch as text (the transport and check Megatron's autotune uses), side
-by side in one run: an empty batch; 1,000 new entries per rank per round,
-the same on every rank (a data-parallel group); and 1,000 new entries that
-differ per rank (pipeline stages: half shared, half the rank's own).
+by side in the same processes: an empty batch; 1,000 new entries per rank
+per round, the same on every rank (a data-parallel group); and 1,000 new
+entries that differ per rank (pipeline stages: half shared, half the
+rank's own). Once per verify transport (TUNELOCK_VERIFY_TRANSPORT): UCX
+bootstrapped through the group, then the group's own collectives.
 
-usage: python_verify_bench.py RANKS [BACKEND]   (gloo by default; nccl needs
-one GPU per rank). The tunelock package must be importable (PYTHONPATH).
-Prints one line per case with both medians in ms and their ratio.
+usage: python_verify_bench.py RANKS [BACKEND] [TRANSPORT...]   (gloo by
+default; nccl needs one GPU per rank; transports: ucx group). The tunelock
+package must be importable (PYTHONPATH). Prints one line per transport and
+case with both medians in ms and their ratio. An empty round is 20 checks
+back to back (ms per check); a round with entries is one check.
 """
 import os
 import socket
@@ -20,6 +24,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 ROUNDS = 15
+REPEATS = 20  # empty checks per round
 ENTRIES = 1000
 CONFIG = {"kwargs": {"BLOCK_M": 128, "BLOCK_N": 64}, "num_warps": 8, "num_stages": 3}
 VALUE = "BLOCK_M=128,BLOCK_N=64;warps=8;stages=3;pinned"
@@ -36,11 +41,15 @@ def megatron_check(payload, size):
     return [key for key, values in seen.items() if len(values) > 1]
 
 
-def timed(function):
-    dist.barrier()  # ranks start together
+def timed(function, repeats=1):
+    """ms per call. Ranks start together; an empty check is timed over
+    REPEATS calls back to back, as a trainer's steps call it, so that the
+    barrier's exit skew (tens of µs) is not counted as the check's cost."""
+    dist.barrier()
     start = time.perf_counter()
-    function()
-    return (time.perf_counter() - start) * 1e3
+    for _ in range(repeats):
+        function()
+    return (time.perf_counter() - start) * 1e3 / repeats
 
 
 def rank_main(rank, size, port, backend, results):
@@ -63,9 +72,10 @@ def rank_main(rank, size, port, backend, results):
                 keys = keys[:ENTRIES // 2] + [f"{key}@stage{rank}" for key in keys[ENTRIES // 2:]]
             for key in keys:
                 tunelock.log_choice("sm90", "bench.ops", "mm", key, CONFIG, True)
-            ours.append(timed(tunelock.verify))
+            repeats = REPEATS if not keys else 1
+            ours.append(timed(tunelock.verify, repeats))
             payload = {f"sm90|bench.ops.mm|{key}": VALUE for key in keys}
-            theirs.append(timed(lambda: megatron_check(payload, size)))
+            theirs.append(timed(lambda: megatron_check(payload, size), repeats))
         cases[case] = (statistics.median(ours), statistics.median(theirs))
     if rank == 0:
         results.put(cases)
@@ -75,16 +85,20 @@ def rank_main(rank, size, port, backend, results):
 def main():
     size = int(sys.argv[1])
     backend = sys.argv[2] if len(sys.argv) > 2 else "gloo"
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    transports = sys.argv[3:] or ["ucx", "group"]
     context = mp.get_context("spawn")
-    results = context.Queue()
-    mp.start_processes(rank_main, args=(size, port, backend, results), nprocs=size,
-                       start_method="spawn")
-    for case, (ours, theirs) in results.get().items():
-        print(f"{backend} {size} ranks, {case}: tunelock.verify {ours:.3f} ms, "
-              f"all_gather_object {theirs:.3f} ms: {theirs / ours:.1f}x")
+    for transport in transports:
+        os.environ["TUNELOCK_VERIFY_TRANSPORT"] = transport  # the ranks inherit it
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        results = context.Queue()
+        mp.start_processes(rank_main, args=(size, port, backend, results), nprocs=size,
+                           start_method="spawn")
+        for case, (ours, theirs) in results.get().items():
+            print(f"{backend} {size} ranks, verify over {transport}, {case}: tunelock.verify "
+                  f"{ours:.3f} ms, all_gather_object {theirs:.3f} ms: {theirs / ours:.1f}x",
+                  flush=True)
 
 
 if __name__ == "__main__":

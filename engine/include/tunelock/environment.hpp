@@ -33,9 +33,11 @@ inline constexpr std::string_view kWatchStepNvtx = "TUNELOCK_WATCH_STEP_NVTX";
 inline constexpr std::string_view kWatchBinary = "TUNELOCK_WATCH_BINARY";
 inline constexpr std::string_view kWatchLibrary = "TUNELOCK_WATCH_LIBRARY";
 inline constexpr std::string_view kWatchVerify = "TUNELOCK_WATCH_VERIFY";
+// How a program's process group verifies: auto, ucx, group (c_api.h).
+inline constexpr std::string_view kVerifyTransport = "TUNELOCK_VERIFY_TRANSPORT";
 inline constexpr std::string_view kAll[] = {
-    kMasterAddr, kMasterPort,    kJobToken,    kChoiceLog,    kLogLevel,   kLibrary,
-    kWatchOut,   kWatchStepNvtx, kWatchBinary, kWatchLibrary, kWatchVerify};
+    kMasterAddr, kMasterPort,    kJobToken,    kChoiceLog,    kLogLevel,    kLibrary,
+    kWatchOut,   kWatchStepNvtx, kWatchBinary, kWatchLibrary, kWatchVerify, kVerifyTransport};
 }  // namespace env_names
 
 // The value of `name` in `env`, or "" when unset.

@@ -34,8 +34,22 @@ UcxCollective::UcxCollective(Rendezvous rendezvous)
   // The world is created on first use; members_ and rank are known now.
   members_.resize(static_cast<std::size_t>(rendezvous.world_size));
   for (int r = 0; r < rendezvous.world_size; ++r) members_[static_cast<std::size_t>(r)] = r;
+  named_ranks_ = members_;
   rank_in_group_ = rendezvous.rank;
   pending_ = std::make_shared<const Rendezvous>(std::move(rendezvous));
+}
+
+UcxCollective::UcxCollective(Rendezvous shape, const AddressExchange& exchange, std::string name)
+    : shared_world_(std::make_shared<UcxWorldSlot>()), name_(std::move(name)) {
+  const auto size = static_cast<std::size_t>(shape.world_size);
+  if (!shape.rank_names.empty() && shape.rank_names.size() != size)
+    throw Error("group '" + name_ + "': " + std::to_string(shape.rank_names.size()) +
+                " rank names for " + std::to_string(size) + " ranks");
+  for (int r = 0; r < shape.world_size; ++r) members_.push_back(r);
+  named_ranks_ = shape.rank_names.empty() ? members_ : shape.rank_names;
+  rank_in_group_ = shape.rank;
+  pending_ = std::make_shared<const Rendezvous>(shape);  // its rank names, for subgroups
+  shared_world_->world = std::make_shared<UcxWorld>(std::move(shape), exchange);
 }
 
 UcxCollective::UcxCollective(const UcxCollective& world, std::vector<int> ranks, std::string name)
@@ -49,6 +63,12 @@ UcxCollective::UcxCollective(const UcxCollective& world, std::vector<int> ranks,
     throw Error("subgroup '" + name_ + "' does not include this rank (" + std::to_string(me) + ")");
   if (std::set<int>(members_.begin(), members_.end()).size() != members_.size())
     throw Error("subgroup '" + name_ + "' lists a rank twice");
+  const std::vector<int>& names = pending_->rank_names;
+  for (int r : members_) {
+    if (r < 0 || r >= pending_->world_size)
+      throw Error("subgroup '" + name_ + "': rank " + std::to_string(r) + " is not in the world");
+    named_ranks_.push_back(names.empty() ? r : names[static_cast<std::size_t>(r)]);
+  }
   rank_in_group_ = static_cast<int>(found - members_.begin());
 }
 
@@ -59,7 +79,10 @@ UcxWorld& UcxCollective::world() {
   if (slot.world) return *slot.world;
   if (!slot.failure.empty()) throw Error(slot.failure);
   try {
-    slot.world = std::make_shared<UcxWorld>(*pending_);  // lazy: first use
+    const Rendezvous& rendezvous = *pending_;
+    slot.world = std::make_shared<UcxWorld>(  // lazy: first use
+        rendezvous,
+        [&rendezvous](std::string_view mine) { return exchange_addresses(rendezvous, mine); });
   } catch (const Error& e) {
     slot.failure = e.what();
     throw;

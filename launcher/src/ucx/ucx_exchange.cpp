@@ -210,14 +210,14 @@ void UcxWorld::Round::throw_if_a_peer_was_lost() const {
   std::string names;
   for (int p : receive_from_)
     if (lost(p))
-      names += (names.empty() ? "" : ", ") + std::to_string(p) + " (" + world_.failed_.at(p) + ")";
+      names += (names.empty() ? "" : ", ") + world_.name_of(p) + " (" + world_.failed_.at(p) + ")";
   throw Error("verify: lost rank(s) " + names + "; a peer process died or its host went away");
 }
 
 void UcxWorld::Round::throw_timed_out(std::chrono::milliseconds wait_for) const {
   std::string missing;
   for (int p : receive_from_)
-    if (!received_.count(p)) missing += (missing.empty() ? "" : ",") + std::to_string(p);
+    if (!received_.count(p)) missing += (missing.empty() ? "" : ",") + world_.name_of(p);
   throw Error(
       "verify: timed out after " + std::to_string(wait_for.count()) + " ms waiting for rank(s) " +
       missing +

@@ -42,19 +42,25 @@ void UcxWorld::on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
   error->world->failed_.emplace(error->rank, ucs_status_string(status));
 }
 
-UcxWorld::UcxWorld(Rendezvous rendezvous) : rendezvous_(std::move(rendezvous)) {
+std::string UcxWorld::name_of(int peer) const {
+  const auto& names = rendezvous_.rank_names;
+  return std::to_string(names.empty() ? peer : names.at(static_cast<std::size_t>(peer)));
+}
+
+UcxWorld::UcxWorld(Rendezvous rendezvous, const AddressExchange& exchange)
+    : rendezvous_(std::move(rendezvous)) {
   if (rendezvous_.world_size > (1 << kRankBits))
     throw Error("verify: at most " + std::to_string(1 << kRankBits) +
                 " ranks are supported (rank numbers travel in 20 bits of a UCX tag)");
   try {
-    connect();
+    connect(exchange);
   } catch (...) {
     release();  // the destructor does not run for a throwing constructor
     throw;
   }
 }
 
-void UcxWorld::connect() {
+void UcxWorld::connect(const AddressExchange& exchange) {
   ucp_config_t* config = nullptr;
   check(ucp_config_read(nullptr, nullptr, &config), "reading configuration");
   // Eager messages only, unless the user says otherwise: a rendezvous
@@ -65,7 +71,10 @@ void UcxWorld::connect() {
   // Listen on the interface the rendezvous goes through, not on every one for
   // the whole job (loopback for a local job), unless the user chose devices.
   if (!std::getenv("UCX_NET_DEVICES")) {
-    if (const auto device = interface_toward(rendezvous_.host, rendezvous_.port)) {
+    const auto device = rendezvous_.host.empty()
+                            ? std::nullopt
+                            : interface_toward(rendezvous_.host, rendezvous_.port);
+    if (device) {
       ucp_config_modify(config, "NET_DEVICES", device->c_str());
       logger().debug("verify: UCX uses network device {} (the rendezvous address's)", *device);
     }
@@ -90,9 +99,12 @@ void UcxWorld::connect() {
   me_.host = this_host_identity();
   me_.pid = static_cast<int>(::getpid());
 
-  const std::vector<std::string> cards = exchange_addresses(rendezvous_, encode_peer_card(me_));
+  const std::vector<std::string> cards = exchange(encode_peer_card(me_));
+  if (cards.size() != static_cast<std::size_t>(size()))
+    throw Error("verify: the address exchange returned " + std::to_string(cards.size()) +
+                " addresses for " + std::to_string(size()) + " ranks");
   for (std::size_t r = 0; r < cards.size(); ++r)
-    cards_.push_back(decode_peer_card(cards[r], "verify: rank " + std::to_string(r)));
+    cards_.push_back(decode_peer_card(cards[r], "verify: rank " + name_of(static_cast<int>(r))));
   // Peers on this host are watched from now on, while their pids surely
   // name them (opened later, a pid could belong to another process).
   shared_memory_.assign(cards_.size(), false);

@@ -28,7 +28,8 @@ constexpr int kRankBits = 20;
 
 class UcxWorld {
  public:
-  explicit UcxWorld(Rendezvous rendezvous);
+  // Connects now: the addresses go through `exchange`.
+  UcxWorld(Rendezvous rendezvous, const AddressExchange& exchange);
   ~UcxWorld();
   UcxWorld(const UcxWorld&) = delete;
   UcxWorld& operator=(const UcxWorld&) = delete;
@@ -36,6 +37,8 @@ class UcxWorld {
   int rank() const { return rendezvous_.rank; }
   int size() const { return rendezvous_.world_size; }
   std::chrono::milliseconds timeout() const { return rendezvous_.timeout; }
+  // How errors name `peer`: its world rank where this world is a subgroup.
+  std::string name_of(int peer) const;
 
   // Sends `bytes` to each of `send_to` and receives one message from each of
   // `receive_from`, all under `tag_base | sender`, waiting up to `wait`.
@@ -48,7 +51,7 @@ class UcxWorld {
                                       bool sends_may_linger = false);
 
  private:
-  void connect();
+  void connect(const AddressExchange& exchange);
   void release();
   static void on_peer_error(void* arg, ucp_ep_h ep, ucs_status_t status);
   void check(ucs_status_t status, const char* what) const;

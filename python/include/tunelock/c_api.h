@@ -158,6 +158,19 @@ int tunelock_verify_reduce(int64_t iteration, int rank, int size, const char* gr
  * WORLD_SIZE, rendezvous variables); fails where UCX was not built. */
 int tunelock_verify_ucx(int64_t iteration, int* verdict);
 
+/* A check in a program's process group (torch.distributed), over the
+ * transport TUNELOCK_VERIFY_TRANSPORT names: "ucx" (the default, "auto",
+ * where this build has UCX) connects the group's ranks over UCX at the
+ * group's first check, their addresses all-gathered once through `gather`
+ * (no port or job token), and runs every check along UCX's binomial tree
+ * without calling back; "group" (the default without UCX) runs each check
+ * as tunelock_verify_reduce. Same verdicts, reports and strict mode either
+ * way. *over_ucx (may be NULL): 1 when this check went over UCX. */
+int tunelock_verify_group(int64_t iteration, int rank, int size, const char* group_id,
+                          const int* world_ranks, tunelock_gather_fn gather,
+                          tunelock_all_reduce_fn all_reduce, void* context, int* verdict,
+                          int* over_ucx);
+
 /* ---- Offline: tables, records, decisions ---- */
 
 /* {"kernel", "key", "candidates": [config...] or a manifest path in

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +23,15 @@ struct Rendezvous {
   int rank = 0;
   int world_size = 1;
   std::chrono::milliseconds timeout{1800 * 1000};
+  // The world rank each rank is named by in errors, when this world is a
+  // program's subgroup (empty: its own rank).
+  std::vector<int> rank_names;
 };
+
+// Every rank's worker address, indexed by rank, given this rank's: the TCP
+// rendezvous below, or an all-gather the program already has (a
+// torch.distributed process group's), which needs no port or token.
+using AddressExchange = std::function<std::vector<std::string>(std::string_view my_address)>;
 
 // TUNELOCK_MASTER_ADDR:TUNELOCK_MASTER_PORT, else MASTER_ADDR and
 // MASTER_PORT + 1; token from TUNELOCK_JOB_TOKEN, else SLURM_JOB_ID, else

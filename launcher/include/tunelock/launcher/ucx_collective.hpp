@@ -27,6 +27,13 @@ class UcxCollective final : public TreeCollective {
   // with verification off never waits for peers.
   explicit UcxCollective(Rendezvous rendezvous);
 
+  // A world of its own, connected now through `exchange` (a program's
+  // process group: no rendezvous port or token). `shape` gives this rank,
+  // the size, the deadline and the address to choose a network device by
+  // (host may be empty); its rank_names, the world ranks reports name each
+  // rank by. Every member must create it at the same time with the same name.
+  UcxCollective(Rendezvous shape, const AddressExchange& exchange, std::string name);
+
   // A subgroup of `world` (data-parallel group, pipeline stage): `ranks`
   // are world ranks and must include this one; every member must create
   // it with the same ranks and name.
@@ -38,7 +45,7 @@ class UcxCollective final : public TreeCollective {
   int size() const override { return static_cast<int>(members_.size()); }
   std::string group_id() const override { return name_; }
   int world_rank(int group_rank) const override {
-    return members_.at(static_cast<std::size_t>(group_rank));
+    return named_ranks_.at(static_cast<std::size_t>(group_rank));
   }
   std::vector<std::string> all_gather(std::string_view payload) override;
 
@@ -55,7 +62,8 @@ class UcxCollective final : public TreeCollective {
   // the same world collective (they share this slot).
   std::shared_ptr<UcxWorldSlot> shared_world_;
   std::shared_ptr<const Rendezvous> pending_;
-  std::vector<int> members_;  // world ranks, in group order
+  std::vector<int> members_;      // ranks in the UCX world, in group order
+  std::vector<int> named_ranks_;  // how reports name them: the program's world ranks
   int rank_in_group_ = 0;
   std::string name_;
   std::uint64_t round_ = 0;
