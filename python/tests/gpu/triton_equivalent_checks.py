@@ -126,7 +126,9 @@ def write_slowest_of_each_class(table, sidecar_path, out_path):
                 continue
             timed = {t["signature"]: t["median_ms"] or 0.0
                      for t in sidecar["timings"][table["arch"]][kernel][key]}
-            plain = [{k: v for k, v in m.items() if k != "equivalent"} for m in members]
+            # Configs alone: the entry's equivalents and tie set describe the old pin.
+            plain = [{k: v for k, v in m.items() if k not in ("equivalent", "ties")}
+                     for m in members]
             slowest = max(plain, key=lambda m: timed.get(tunelock.signature(m), 0.0))
             keys[key] = {**slowest, "equivalent": [m for m in plain if m != slowest]}
     os.makedirs(os.path.dirname(out_path), exist_ok=True)
