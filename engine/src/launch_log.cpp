@@ -18,6 +18,13 @@
 #include "tunelock/rank_files.hpp"
 
 namespace tunelock {
+
+std::string hex_digest(std::uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
 namespace {
 
 using namespace json_checks;
@@ -52,12 +59,6 @@ std::array<std::uint64_t, 8> record_of(std::uint64_t kernel, const LaunchShape& 
           count};
 }
 
-std::string hex(std::uint64_t value) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
-  return text;
-}
-
 // The digest of a step's runs, with the kernels' hashes.
 std::string step_digest(const std::vector<LaunchRun>& runs,
                         const std::vector<std::uint64_t>& kernel_hashes) {
@@ -69,7 +70,7 @@ std::string step_digest(const std::vector<LaunchRun>& runs,
   }
   const std::uint64_t digest = XXH3_64bits_digest(state);
   XXH3_freeState(state);
-  return hex(digest);
+  return hex_digest(digest);
 }
 
 std::vector<std::uint64_t> kernel_hashes_of(const std::vector<WatchedKernel>& kernels) {
@@ -262,12 +263,17 @@ std::string describe(const LaunchShape& s) {
 LaunchRecorder::LaunchRecorder() = default;
 
 std::uint32_t LaunchRecorder::kernel(std::string_view name, std::string_view module) {
-  for (std::size_t i = kernels_.size(); i-- > 0;)
-    if (kernels_[i].name == name && kernels_[i].module == module)
-      return static_cast<std::uint32_t>(i);
+  const std::uint64_t hash = kernel_hash(name, module);
+  const auto [first, last] = index_of_hash_.equal_range(hash);
+  for (auto it = first; it != last; ++it) {
+    const WatchedKernel& known = kernels_[it->second];
+    if (known.name == name && known.module == module) return it->second;
+  }
+  const auto index = static_cast<std::uint32_t>(kernels_.size());
   kernels_.push_back({std::string(name), std::string(module)});
-  kernel_hashes_.push_back(kernel_hash(name, module));
-  return static_cast<std::uint32_t>(kernels_.size() - 1);
+  kernel_hashes_.push_back(hash);
+  index_of_hash_.emplace(hash, index);
+  return index;
 }
 
 void LaunchRecorder::add(std::uint32_t kernel, const LaunchShape& shape) {
@@ -289,7 +295,7 @@ void LaunchRecorder::step() {
 }
 
 std::string LaunchRecorder::take_check_digest() {
-  const std::string digest = check_launches_ ? hex(check_hash_) : "none";
+  const std::string digest = check_launches_ ? hex_digest(check_hash_) : "none";
   check_hash_ = 0;
   check_launches_ = 0;
   return digest;

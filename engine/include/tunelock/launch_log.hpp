@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace tunelock {
@@ -81,6 +82,9 @@ struct LaunchLog {
 // where they apply: how a launch's shape is shown everywhere.
 std::string describe(const LaunchShape& shape);
 
+// 16 lowercase hex digits: how launch logs write digests and module hashes.
+std::string hex_digest(std::uint64_t value);
+
 // Builds a LaunchLog as launches arrive. Not thread-safe: the watch
 // serialises its callbacks. Each launch costs a comparison with the last
 // run and an XXH3 update of a fixed-size record (the kernel's precomputed
@@ -103,6 +107,9 @@ class LaunchRecorder {
  private:
   std::vector<WatchedKernel> kernels_;
   std::vector<std::uint64_t> kernel_hashes_;
+  // kernel_hashes_ back to indices: a graph replay names its kernels on
+  // every launch, so finding one must not scan the table.
+  std::unordered_multimap<std::uint64_t, std::uint32_t> index_of_hash_;
   std::vector<WatchStep> steps_;
   WatchStep open_;
   std::uint64_t total_ = 0;

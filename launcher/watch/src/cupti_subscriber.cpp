@@ -19,7 +19,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -80,12 +79,6 @@ State& state() {
 // exit names the handle; a module the runtime loads lazily, inside the
 // launch of its first kernel, is named by that launch (see module_of).
 thread_local std::vector<std::string> loaded_images;
-
-std::string hex(std::uint64_t value) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 // The image hash of `f`'s module; empty when the watch did not see it load.
 // A module first met here was loaded lazily by this very launch when this
@@ -166,7 +159,7 @@ void graph_instantiated(CUgraphExec exec, CUgraph graph) {
   XXH3_state_t* digest = XXH3_createState();
   XXH3_64bits_reset(digest);
   add_graph_nodes(graph, digest);
-  std::string name = hex(XXH3_64bits_digest(digest));
+  std::string name = hex_digest(XXH3_64bits_digest(digest));
   XXH3_freeState(digest);
   State& s = state();
   std::lock_guard lock(s.maps_mutex);
@@ -285,7 +278,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
         const auto* module =
             static_cast<const CUpti_ModuleResourceData*>(resource->resourceDescriptor);
         if (module && module->pCubin && module->cubinSize)
-          loaded_images.push_back(hex(XXH3_64bits(module->pCubin, module->cubinSize)));
+          loaded_images.push_back(hex_digest(XXH3_64bits(module->pCubin, module->cubinSize)));
       }
       return;
     case CUPTI_CB_DOMAIN_NVTX:
