@@ -171,18 +171,6 @@ int tunelock_verify(int64_t iteration, int rank, int size, const char* group_id,
   });
 }
 
-int tunelock_verify_reduce(int64_t iteration, int rank, int size, const char* group_id,
-                           const int* world_ranks, tunelock_gather_fn gather,
-                           tunelock_all_reduce_fn all_reduce, void* context, int* verdict) {
-  return guarded([&] {
-    if (!all_reduce) throw Error("verify: the all-reduce callback is NULL");
-    CallbackCollective group(rank, size, text_of(group_id, "group_id"), world_ranks, gather,
-                             context, all_reduce);
-    Runtime& runtime = process_runtime();
-    *verdict = run_check(runtime, group, iteration);
-  });
-}
-
 int tunelock_verify_ucx(int64_t iteration, int* verdict) {
   return guarded([&] {
 #ifdef TUNELOCK_HAVE_UCX

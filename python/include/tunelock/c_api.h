@@ -145,16 +145,7 @@ int tunelock_verify(int64_t iteration, int rank, int size, const char* group_id,
  * minimum). Returns 0, or non-zero on failure. */
 typedef int (*tunelock_all_reduce_fn)(void* context, int64_t* values, size_t count, int op);
 
-/* tunelock_verify over a transport that also has a fixed-size all-reduce
- * (torch.distributed, MPI): bytes per rank grow with the keys new in this
- * check, not with the group's size, and a check with nothing new is one
- * all-reduce of one integer. The gather carries only conflicting keys'
- * texts. Same verdicts, reports and strict mode as tunelock_verify. */
-int tunelock_verify_reduce(int64_t iteration, int rank, int size, const char* group_id,
-                           const int* world_ranks, tunelock_gather_fn gather,
-                           tunelock_all_reduce_fn all_reduce, void* context, int* verdict);
-
-/* The same over the UCX world collective from the environment (RANK,
+/* tunelock_verify over the UCX world collective from the environment (RANK,
  * WORLD_SIZE, rendezvous variables); fails where UCX was not built. */
 int tunelock_verify_ucx(int64_t iteration, int* verdict);
 
@@ -164,8 +155,12 @@ int tunelock_verify_ucx(int64_t iteration, int* verdict);
  * group's first check, their addresses all-gathered once through `gather`
  * (no port or job token), and runs every check along UCX's binomial tree
  * without calling back; "group" (the default without UCX) runs each check
- * as tunelock_verify_reduce. Same verdicts, reports and strict mode either
- * way. *over_ucx (may be NULL): 1 when this check went over UCX. */
+ * over `all_reduce`: bytes per rank grow with the keys new in the check,
+ * not with the group's size, a check where every rank logged the same new
+ * entries (or none) is one all-reduce of six integers, and `gather` carries
+ * only conflicting keys' texts. Same verdicts, reports and strict mode as
+ * tunelock_verify either way. *over_ucx (may be NULL): 1 when this check
+ * went over UCX. */
 int tunelock_verify_group(int64_t iteration, int rank, int size, const char* group_id,
                           const int* world_ranks, tunelock_gather_fn gather,
                           tunelock_all_reduce_fn all_reduce, void* context, int* verdict,
