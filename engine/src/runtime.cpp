@@ -63,30 +63,24 @@ void Runtime::write_pending_records(const Policy& policy) {
 }
 
 std::size_t Runtime::audit_key(std::string_view arch, const KernelId& kernel, std::string_view key,
-                               std::span<const Config> candidates, const Choice& choice,
+                               std::span<const Config> candidates, const Decision& decision,
                                std::size_t launched, std::span<const CandidateTiming> timings,
                                std::optional<bool> repeats) {
   if (timings.size() != candidates.size() || launched >= candidates.size())
     throw Error("audit of " + kernel.qualified() + " [" + std::string(key) +
                 "]: " + std::to_string(timings.size()) + " timings for " +
                 std::to_string(candidates.size()) + " candidates");
+  const Choice& choice = decision.choice;
   AuditEntry entry;
   entry.arch = std::string(arch);
   entry.kernel = kernel.qualified();
   entry.key = std::string(key);
   entry.pinned = signature(candidates[launched]);
   entry.reason = std::string(to_string(choice.reason));
-  // Stale: the table holds an entry for the call (either name, the key or
-  // "*") that names none of the live candidates, so a later rule chose.
-  const std::shared_ptr<const Table> table = table_for(arch);
-  if (table && choice.reason != Reason::table && choice.reason != Reason::table_wildcard) {
-    for (const std::string& name : {entry.kernel, kernel.name})
-      for (std::string_view k : {key, kWildcardKey})
-        if (const auto found = table->entry(name, k))
-          entry.stale =
-              entry.stale || std::none_of(candidates.begin(), candidates.end(),
-                                          [&](const Config& c) { return found->matches(c); });
-  }
+  // Stale: the table holds an entry for the call that names none of the
+  // live candidates, so a later rule chose.
+  entry.stale = choice.reason != Reason::table && choice.reason != Reason::table_wildcard &&
+                !decision.stale.empty();
   for (const CandidateTiming& t : timings)
     entry.candidates.push_back({t.signature, t.median_ms, t.nondeterministic});
   // Bits: the pinned config's own check, else the audit's flag; then the
@@ -97,9 +91,7 @@ std::size_t Runtime::audit_key(std::string_view arch, const KernelId& kernel, st
   entry.repeats = repeats    ? repeats
                   : compared ? std::optional<bool>(!timings[launched].nondeterministic)
                              : std::nullopt;
-  std::vector<std::size_t> group =
-      table ? tunelock::equivalent_candidates(*table, kernel, key, candidates, choice)
-            : std::vector<std::size_t>{};
+  std::vector<std::size_t> group = decision.equivalent;
   group.push_back(choice.index);
   for (std::size_t i : group) {
     if (i == launched || !compared) continue;
@@ -144,9 +136,10 @@ void Runtime::set_device(Provenance device) {
   device_ = std::move(device);
 }
 
-Choice Runtime::pinned_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
-                              std::span<const Config> candidates, bool log,
-                              std::span<const std::string> nondeterministic_variants) {
+Decision Runtime::decide_pinned(std::string_view arch, const KernelId& kernel, std::string_view key,
+                                std::span<const Config> candidates,
+                                std::span<const std::string> nondeterministic_variants,
+                                bool details) {
   const std::shared_ptr<const Policy> current = policy();
   const std::shared_ptr<const Table> table = current->chaos ? nullptr : table_for(arch);
   DecisionRequest request;
@@ -162,20 +155,24 @@ Choice Runtime::pinned_choice(std::string_view arch, const KernelId& kernel, std
   request.nondeterministic_variants = nondeterministic_variants;
   request.notices = &notices_;  // once per policy, logged
   request.collect_warnings = false;
-  request.explain = request.details = false;
-  const Choice choice = make_decision(request).choice;
+  request.explain = false;
+  request.details = details;
+  return make_decision(request);
+}
+
+Choice Runtime::pinned_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
+                              std::span<const Config> candidates, bool log,
+                              std::span<const std::string> nondeterministic_variants) {
+  const Choice choice =
+      decide_pinned(arch, kernel, key, candidates, nondeterministic_variants, false).choice;
   if (log) log_choice(arch, kernel, key, candidates[choice.index], ChoiceOrigin::pinned);
   return choice;
 }
 
-std::vector<std::size_t> Runtime::equivalent_candidates(std::string_view arch,
-                                                        const KernelId& kernel,
-                                                        std::string_view key,
-                                                        std::span<const Config> candidates,
-                                                        const Choice& choice) {
-  const std::shared_ptr<const Table> table = table_for(arch);
-  if (!table) return {};
-  return tunelock::equivalent_candidates(*table, kernel, key, candidates, choice);
+Decision Runtime::pinned_decision(std::string_view arch, const KernelId& kernel,
+                                  std::string_view key, std::span<const Config> candidates,
+                                  std::span<const std::string> nondeterministic_variants) {
+  return decide_pinned(arch, kernel, key, candidates, nondeterministic_variants, true);
 }
 
 void Runtime::note_bits_check(const KernelId& kernel, std::string_view key, const Config& pinned,

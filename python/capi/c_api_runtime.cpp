@@ -32,15 +32,6 @@ Policy resolve(const char* pairs_json, int over_environment) {
   return policy_from_key_values(values, over_environment ? policy_from_environment(env) : Policy{});
 }
 
-std::vector<Config> configs_of(const char* candidates_json) {
-  const json list = json_of(candidates_json, "candidates");
-  if (!list.is_array() || list.empty()) throw Error("candidates: expected a non-empty JSON array");
-  std::vector<Config> out;
-  for (std::size_t i = 0; i < list.size(); ++i)
-    out.push_back(config_from_json(list[i], "candidates[" + std::to_string(i) + "]"));
-  return out;
-}
-
 // Per candidate {"config", "median_ms", "nondeterministic"?, "class"?}, as
 // tunelock_record and tunelock_audit_key take them.
 std::vector<CandidateTiming> timings_of(const char* timings_json) {
@@ -156,10 +147,12 @@ int tunelock_pinned_choice(const char* arch, const char* module, const char* nam
     const KernelId id{text_of(module, "module"), text_of(name, "name")};
     Runtime& runtime = process_runtime();
     const std::string arch_text = text_of(arch, "arch"), key_text = text_of(key, "key");
-    const Choice choice = runtime.pinned_choice(arch_text, id, key_text, candidates);
+    const Decision decision = runtime.pinned_decision(arch_text, id, key_text, candidates);
+    const Choice& choice = decision.choice;
+    runtime.log_choice(arch_text, id, key_text, candidates[choice.index], ChoiceOrigin::pinned);
     json equivalent = json::array();  // what TUNELOCK_EQUIVALENT=timed may time in its place
     if (runtime.policy()->equivalent == Equivalent::timed && !runtime.policy()->chaos)
-      equivalent = runtime.equivalent_candidates(arch_text, id, key_text, candidates, choice);
+      equivalent = decision.equivalent;
     put(choice_json, json{{"index", choice.index},
                           {"signature", signature(candidates[choice.index])},
                           {"reason", std::string(to_string(choice.reason))},
@@ -227,11 +220,13 @@ int tunelock_audit_key(const char* arch, const char* module, const char* name, c
       throw Error("launched: " + std::to_string(launched) + " is not a candidate index");
     const KernelId kernel{text_of(module, "module"), text_of(name, "name")};
     Runtime& runtime = process_runtime();
-    // The same choice the call made: the rules are a pure function.
-    const Choice choice = runtime.pinned_choice(text_of(arch, "arch"), kernel, text_of(key, "key"),
-                                                candidates, /*log=*/false);
+    // The same decision the call made: the rules are a pure function. (The
+    // interception files its audits through tunelock_first_call, which
+    // hands the decision over; this entry serves callers of their own.)
+    const Decision decision =
+        runtime.pinned_decision(text_of(arch, "arch"), kernel, text_of(key, "key"), candidates);
     const std::size_t entry =
-        runtime.audit_key(text_of(arch, "arch"), kernel, text_of(key, "key"), candidates, choice,
+        runtime.audit_key(text_of(arch, "arch"), kernel, text_of(key, "key"), candidates, decision,
                           static_cast<std::size_t>(launched), timings_of(timings_json),
                           repeated < 0 ? std::nullopt : std::optional<bool>(repeated == 1));
     if (id) *id = static_cast<int64_t>(entry);

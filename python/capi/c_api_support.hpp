@@ -10,7 +10,9 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "tunelock/config.hpp"
 #include "tunelock/error.hpp"
 #include "tunelock/json_config.hpp"
 
@@ -49,6 +51,17 @@ inline std::string text_of(const char* value, const char* what) {
 
 inline nlohmann::json json_of(const char* value, const char* what) {
   return parse_json(text_of(value, what), what);
+}
+
+// A non-empty JSON array of configs in Megatron's form, each named by its
+// place ("candidates[2].kwargs") when malformed.
+inline std::vector<Config> configs_of(const char* candidates_json) {
+  const nlohmann::json list = json_of(candidates_json, "candidates");
+  if (!list.is_array() || list.empty()) throw Error("candidates: expected a non-empty JSON array");
+  std::vector<Config> out;
+  for (std::size_t i = 0; i < list.size(); ++i)
+    out.push_back(config_from_json(list[i], "candidates[" + std::to_string(i) + "]"));
+  return out;
 }
 
 }  // namespace tunelock::c_api

@@ -1,10 +1,11 @@
-"""Running one Triton config on identical inputs and comparing its bits.
+"""Running one Triton config on identical inputs, for its bits.
 
 A config is pinned for its bits: one whose outputs differ between two runs
 of itself (`tl.atomic_add` partial sums, races) gives different results on
-every run however firmly its name is pinned. The record-mode audit runs
-every config twice this way, and the first pinned call per key runs its
-pinned config twice.
+every run however firmly its name is pinned. The engine's first-call driver
+decides which runs to make and compares what they give (the record-mode
+audit runs every config twice, the first pinned call per key its pinned
+config twice); this module runs them, through `TritonRunner`.
 
 Every tensor argument is snapshot before the check and put back before each
 run, so each run starts from the call's own inputs; each run goes through
@@ -12,9 +13,10 @@ the autotuner's hooks as Triton's benchmarker runs a config (the config's
 pre_hook, the autotuner's pre_hook, which zeroes `reset_to_zero` and saves
 `restore_value`, the launch, then the post_hook that puts `restore_value`
 back) and every tensor argument is read after the launch, before post_hook.
-Tensors are torch tensors (compared as raw bytes on their device) or
+Tensors are torch tensors (read as raw bytes, with dtype and shape) or
 anything with clone/copy_/tolist (the test stand-in).
 """
+import math
 import sys
 
 
@@ -31,13 +33,27 @@ def _as_bytes(torch, tensor):
     return flat.view(torch.uint8)
 
 
-def same_bits(a, b):
+def _raw_bytes(torch, tensor):
+    flat = _as_bytes(torch, tensor).cpu()
+    try:
+        return flat.numpy().tobytes()
+    except (RuntimeError, TypeError):  # a torch without numpy
+        return bytes(flat.tolist())
+
+
+def bits_of(tensors):
+    """{name: tensor} as one bytes value, equal for two runs exactly when
+    every tensor's dtype, shape and bits are."""
     torch = sys.modules.get("torch")
-    if torch is not None and isinstance(a, torch.Tensor):
-        return (a.shape == b.shape and a.dtype == b.dtype
-                and torch.equal(_as_bytes(torch, a), _as_bytes(torch, b)))
-    # repr tells -0.0 from 0.0 and prints every float exactly.
-    return repr(a.tolist()) == repr(b.tolist())
+    parts = []
+    for name in sorted(tensors):
+        tensor = tensors[name]
+        if torch is not None and isinstance(tensor, torch.Tensor):
+            parts.append(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
+            parts.append(_raw_bytes(torch, tensor))
+        else:  # repr tells -0.0 from 0.0 and prints every float exactly
+            parts.append(f"{name}|{tensor.dtype}|{repr(tensor.tolist())}|".encode())
+    return b"".join(parts)
 
 
 def capturing():
@@ -121,30 +137,48 @@ class IdenticalInputs:
         """Every tensor argument after one run of `config`."""
         return self._run(config)
 
-    def repeated_outputs(self, config):
-        """The outputs of two runs when every bit repeated, else None."""
-        first = self._run(config)
-        second = self._run(config)
-        return first if all(same_bits(first[n], second[n]) for n in first) else None
 
-    def repeats_its_bits(self, config):
-        """True when two runs gave the same bits in every tensor argument;
-        None when the call has no tensor argument to compare."""
-        if not self.tensors:
-            return None
-        return self.repeated_outputs(config) is not None
+class TritonRunner:
+    """One call of a Triton autotuner as the engine's first-call driver runs
+    it (tunelock._first_call): candidate i timed by Triton's own
+    benchmarker, hooks and all, or run once from the call's own inputs for
+    its bits. The call's tensors are snapshot before its first run, so
+    every bits run and `put_back` start from what the call passed."""
 
+    def __init__(self, autotuner, candidates, args, kwargs):
+        self.autotuner, self.candidates, self.args, self.kwargs = autotuner, candidates, args, kwargs
+        self.has_outputs = bool(tensor_arguments(autotuner, args, kwargs))
+        self.capturing = capturing()
+        self._inputs = None
 
-def bit_classes(outputs):
-    """{key: [outputs per input, ...]} -> {key: class number}: the same
-    number, the same bits in every tensor on every input."""
-    classes, representatives = {}, []
-    for key, runs in outputs.items():
-        for number, other in representatives:
-            if all(same_bits(a[n], b[n]) for a, b in zip(runs, other) for n in a):
-                classes[key] = number
-                break
-        else:
-            classes[key] = len(representatives)
-            representatives.append((classes[key], runs))
-    return classes
+    def _identical(self):
+        if self._inputs is None:
+            self._inputs = IdenticalInputs(self.autotuner, self.args, self.kwargs)
+        return self._inputs
+
+    def time(self, index):
+        if self.has_outputs:
+            self._identical()  # before Triton's benchmark writes into the outputs
+        self.autotuner.nargs = dict(zip(self.autotuner.arg_names, self.args))
+        try:
+            timing = self.autotuner._bench(*self.args, config=self.candidates[index], **self.kwargs)
+        finally:
+            self.autotuner.nargs = None
+        median = float(timing[0] if isinstance(timing, (list, tuple)) else timing)
+        if not math.isfinite(median):  # Triton's benchmarker times a config that cannot run so
+            raise RuntimeError("Triton's benchmarker timed it as infinite")
+        return median
+
+    def outputs(self, index):
+        return bits_of(self._identical().run_once(self.candidates[index]))
+
+    def second_input(self):
+        inputs = self._identical()
+        if not any(is_floating(t) for t in inputs.tensors.values()):
+            return False
+        inputs.use_second_input()
+        return True
+
+    def put_back(self):
+        if self._inputs is not None:
+            self._inputs.put_back()

@@ -28,6 +28,20 @@ ALL_REDUCE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(c
 
 LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
 
+# tunelock_call_runner (c_api.h): how a face runs one call's candidates.
+RUNNER_TIME_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64,
+                                  ctypes.POINTER(ctypes.c_double), ctypes.c_void_p, ctypes.c_size_t)
+RUNNER_RUN_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                                 ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t)
+RUNNER_STEP_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+
+
+class CallRunnerStruct(ctypes.Structure):
+    _fields_ = [("context", ctypes.c_void_p), ("has_outputs", ctypes.c_int),
+                ("capturing", ctypes.c_int), ("time", RUNNER_TIME_FN), ("run", RUNNER_RUN_FN),
+                ("second_input", RUNNER_STEP_FN), ("put_back", RUNNER_STEP_FN)]
+
+
 _OUT = ctypes.POINTER(ctypes.c_char_p)
 _SIGNATURES = {
     "tunelock_version": ([], ctypes.c_char_p),
@@ -49,6 +63,10 @@ _SIGNATURES = {
                            ctypes.c_int),
     "tunelock_audit_key": ([ctypes.c_char_p] * 5 + [ctypes.c_int64, ctypes.c_char_p, ctypes.c_int,
                                                     ctypes.POINTER(ctypes.c_int64)], ctypes.c_int),
+    "tunelock_first_call": ([ctypes.c_char_p] * 5 + [ctypes.c_int64,
+                                                     ctypes.POINTER(CallRunnerStruct),
+                                                     ctypes.c_void_p], ctypes.c_int),
+    "tunelock_enumerate": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64], ctypes.c_int),
     "tunelock_count_audited_call": ([ctypes.c_int64, ctypes.c_int64], ctypes.c_int),
     "tunelock_autotune_configs": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
     "tunelock_audit_report": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),

@@ -1,44 +1,34 @@
 """Carrying out the installed policy inside Triton's autotuner.
 
 The only module that touches Triton: `install()` replaces `Autotuner.run`
-with the story of one call as Megatron's interception tells it —
+with the story of one call as Megatron's interception tells it. Which story
+a kernel gets is the engine's call plan (`tunelock.call_plan`):
 
 - a kernel the policy does not observe (out of scope, config-invariant, or
   a policy that intercepts nothing): Triton's own run, untouched;
 - a single-config autotuner: Triton's run, logged once under key `*`;
-- `pinned`: the engine's choice among the autotuner's (pruned) configs,
-  never timed, cached per key, launched as Triton launches its winner; its
-  first call per key runs the pinned config twice and compares the bits;
-- `audit`: as pinned, and the first call per key also times every live
-  config (the call's inputs put back) and runs record mode's bits audit;
-  the engine files the entry and each call is counted;
-- `record` / `auto`: Triton times as usual; the winner is logged as timed
-  and, in record mode, every config's timing goes into the record, after
-  an audit that runs every config twice on identical inputs: a config whose
-  bits change between two runs of itself is flagged and never wins.
-
-Which of these a kernel gets is the engine's call plan (`tunelock.call_plan`);
-everything else (rules, tables, the log, digest, verify, audit files) is
-the engine's too.
+- otherwise the first call of each key is the engine's first-call driver
+  (`tunelock._first_call`): pinned, audited, timed or recorded, with its
+  bits checks, audit entries, log, record and messages. This module only
+  hands it a runner (`tunelock._bits.TritonRunner`: Triton's benchmarker
+  and the call's own arguments) and launches what it answers;
+- pinned keys then take the hot path: Triton's key, one dict lookup, the
+  launch; timed keys go into Triton's own cache.
 """
 import ctypes
-import logging
-import math
 import threading
 
 import tunelock as engine
 from tunelock import _arguments as arguments
 from tunelock import _native as engine_native
-from tunelock._bits import IdenticalInputs, bit_classes, capturing
-
-logger = logging.getLogger("tunelock")
+from tunelock._bits import TritonRunner
+from tunelock._first_call import first_call
 
 _lock = threading.RLock()
 _original_run = None
 _autotuner_class = None
 _generation = 0  # bumped by every install: choices belong to the policy they were made under
 _policy = None  # the installed policy, as the engine resolved it
-_enumerated = set()
 
 
 class _TunerState:
@@ -60,6 +50,7 @@ class _TunerState:
         self.arg_names = frozenset(autotuner.arg_names)
         self.chosen = {}  # Triton's key tuple -> (Config, its launch kwargs) or True (timed)
         self.singleton_logged = False
+        self.enumerated = False  # the UNPINNED line said
 
 
 def autotuner_class():
@@ -80,7 +71,6 @@ def install(policy=None, **fields):
         installed = engine._install("triton.install", policy, fields)
         _policy = installed.as_dict()
         _generation += 1
-        _enumerated.clear()
         _seen.clear()
         _describe_device()
         autotuner = autotuner_class()
@@ -232,10 +222,13 @@ def write_manifest(path):
     return len(kernels)
 
 
-def _enumerate(state, count, what):
-    if _policy.get("enumerate") and state.qualified not in _enumerated:
-        _enumerated.add(state.qualified)
-        engine_native.say(logging.INFO, f"{what} {state.qualified} ({count} configs)")
+def _enumerate_untouched(state, count):
+    """The UNPINNED line of `enumerate`, once per kernel and policy (the
+    engine words and dedupes it; the driver says PINNED and TIMED)."""
+    if not state.enumerated:
+        state.enumerated = True
+        engine_native.check(engine_native.lib.tunelock_enumerate(
+            engine_native.encode(state.module), engine_native.encode(state.name), count))
 
 
 def _run(self, *args, **kwargs):
@@ -267,7 +260,7 @@ def _run(self, *args, **kwargs):
 def _run_unpinned(self, state, args, kwargs):
     if not state.intercepted:
         if _policy.get("enumerate"):
-            _enumerate(state, len(self.configs), "UNPINNED")
+            _enumerate_untouched(state, len(self.configs))
         return _original_run(self, *args, **kwargs)
     if state.plan == "single_logged":
         if not state.singleton_logged:
@@ -292,184 +285,42 @@ def _pruned(autotuner, args, kwargs):
 
 
 def _choose_pinned(autotuner, state, key, args, kwargs):
+    """A pinned (or audited) key's first call: the engine's story, run on
+    this call's arguments; the config it launches is cached for the key."""
     with _lock:
         if key in state.chosen:
             return state.chosen[key]
-        _enumerate(state, len(autotuner.configs), "PINNED")
         candidates = _pruned(autotuner, args, kwargs)
-        text_key = tuning_key(autotuner, args, kwargs)
-        choice = engine.pinned_choice(arch_tag(), state.module, state.name, text_key,
-                                      [config_data(c) for c in candidates])
-        config = candidates[choice.index]
-        repeated = None
-        if choice.equivalent and not capturing():
-            config = _fastest_equivalent(autotuner, state, text_key, config,
-                                         [candidates[i] for i in choice.equivalent], args, kwargs)
-        elif _policy.get("check_bits", True) and not capturing():
-            repeated = _check_pinned_bits(autotuner, state, text_key, config, args, kwargs)
-        if state.audited and not capturing():
-            launched = next(i for i, c in enumerate(candidates) if c is config)
-            state.audit_ids[key] = _audit_pinned(autotuner, state, text_key, candidates, launched,
-                                                 repeated, args, kwargs)
+        outcome = _first_call(autotuner, state, candidates, args, kwargs)
+        config = candidates[outcome["launched"]]
+        if outcome["audit_id"] is not None:
+            state.audit_ids[key] = outcome["audit_id"]
         state.chosen[key] = (config, config.all_kwargs())
         return state.chosen[key]
 
 
-def _audit_pinned(autotuner, state, text_key, candidates, launched, repeated, args, kwargs):
-    """Audit mode's first call of a key, after the pinned choice: record
-    mode's bits audit, then every live config timed by Triton's own
-    benchmarker, the call's inputs put back after each; the engine files
-    the entry (regret, stale, bits) and returns its id."""
-    audit = _audit(autotuner, state, args, kwargs, candidates)
-    autotuner.nargs = dict(zip(autotuner.arg_names, args))
-    inputs = IdenticalInputs(autotuner, args, kwargs)
-    timings = []
-    try:
-        for config in candidates:
-            try:
-                timing = autotuner._bench(*args, config=config, **kwargs)
-                median = float(timing[0] if isinstance(timing, (list, tuple)) else timing)
-            except Exception:  # fails to run: no timing, as record mode files it
-                median = math.inf
-            item = {"config": config_data(config),
-                    "median_ms": median if math.isfinite(median) else None}
-            if audit is not None and id(config) in audit.flagged:
-                item["nondeterministic"] = True
-            if audit is not None and id(config) in audit.classes:
-                item["class"] = audit.classes[id(config)]
-            timings.append(item)
-    finally:
-        autotuner.nargs = None
-        inputs.put_back()  # the real launch follows on the call's own inputs
-    return engine.audit_key(arch_tag(), state.module, state.name, text_key,
-                            [config_data(c) for c in candidates], launched, timings, repeated)
-
-
-def _fastest_equivalent(autotuner, state, text_key, entry, members, args, kwargs):
-    """TUNELOCK_EQUIVALENT=timed: the entry's config and its equivalents
-    (same bits by the record's audit) timed by Triton's own benchmarker,
-    hooks and all; the fastest launches from then on. The log already names
-    the entry's config, so digests and verification are those of plain
-    pinned. A member that fails to run or fails the bits check is dropped."""
-    autotuner.nargs = dict(zip(autotuner.arg_names, args))
-    timed = []
-    inputs = IdenticalInputs(autotuner, args, kwargs)
-    try:
-        for config in [entry] + members:
-            try:
-                timing = autotuner._bench(*args, config=config, **kwargs)
-            except Exception:  # fails to run: dropped
-                continue
-            timed.append((timing[0] if isinstance(timing, (list, tuple)) else timing, config))
-    finally:
-        autotuner.nargs = None
-        inputs.put_back()
-    check = _policy.get("check_bits", True)
-    for _, config in sorted(timed, key=lambda t: t[0]):
-        if config is entry:
-            break
-        if not check or _repeats(autotuner, config, args, kwargs) is not False:
-            return config
-        engine_native.say(logging.WARNING,
-                          f"equivalent config {engine.signature(config)} of {state.qualified} "
-                          f"[{text_key}] gave different bits in two runs: dropped, never "
-                          "launched in place of the entry's config")
-    if check:
-        _check_pinned_bits(autotuner, state, text_key, entry, args, kwargs)
-    return entry
-
-
-def _repeats(autotuner, config, args, kwargs):
-    inputs = IdenticalInputs(autotuner, args, kwargs)
-    try:
-        return inputs.repeats_its_bits(config)
-    finally:
-        inputs.put_back()
-
-
-def _check_pinned_bits(autotuner, state, text_key, config, args, kwargs):
-    """The first pinned call's check: two runs of the pinned config from the
-    call's own inputs, compared. It reports (warns, or raises under
-    verify_strict) and never changes the choice, since a rank's own
-    observation must not split the ranks."""
-    inputs = IdenticalInputs(autotuner, args, kwargs)
-    try:
-        repeated = inputs.repeats_its_bits(config)
-    finally:
-        inputs.put_back()  # the real launch follows on the call's own inputs
-    engine.note_bits_check(state.module, state.name, text_key, config_data(config), repeated)
-    return repeated
-
-
 def _run_timed(autotuner, state, key, args, kwargs):
-    _enumerate(state, len(autotuner.configs), "TIMED")
-    recording = state.plan == "timed_recorded"
-    audit = _audit(autotuner, state, args, kwargs) if recording else None
-    autotuner.configs_timings = None  # set again only if this call benchmarks
-    result = _original_run(autotuner, *args, **kwargs)  # Triton benchmarks, then launches
+    """A timed key's first call (record, auto): the engine's story, with the
+    candidates timed by Triton's own benchmarker; the winner goes into
+    Triton's cache, so later calls are Triton's own run."""
     with _lock:
         if key in state.chosen:
-            return result
-        state.chosen[key] = True
-        arch, text_key = arch_tag(), tuning_key(autotuner, args, kwargs)
-        timings = _timings(getattr(autotuner, "configs_timings", None) or {}, audit)
-        flagged_best = audit is not None and id(autotuner.best_config) in audit.flagged
-        best = _fastest_repeating(timings) if flagged_best else None
-        if best is not None:
-            # Triton's fastest changes its own bits: the record's winner runs
-            # instead, from this call's own inputs, and for the rest of the run.
-            autotuner.cache[key] = best
-            autotuner.best_config = best
-            audit.inputs.put_back()
-            result = _launch(autotuner, best, args, kwargs)
-        winner = config_data(autotuner.best_config)
-        engine.log_choice(arch, state.module, state.name, text_key, winner, False)
-        if recording:
-            engine.record(arch, state.qualified, text_key, winner,
-                          [{k: v for k, v in t.items() if k != "live"} for t in timings])
-    return result
-
-
-class _Audit:
-    def __init__(self, inputs, flagged, classes):
-        self.inputs, self.flagged, self.classes = inputs, flagged, classes
-
-
-def _audit(autotuner, state, args, kwargs, candidates=None):
-    """Record mode's self-determinism audit (audit mode's too): every config
-    Triton will benchmark for this key (or `candidates`) runs twice from the
-    call's own inputs (the ids of those whose bits changed are flagged) and
-    the others once more from a second input, to sort them into bit classes.
-    Three extra runs per config per key."""
-    if capturing():
-        return None
-    if candidates is None:
+            return _original_run(autotuner, *args, **kwargs)
         candidates = _pruned(autotuner, args, kwargs)
-    inputs = IdenticalInputs(autotuner, args, kwargs)
-    flagged, outputs = set(), {}
-    try:
-        for config in candidates if len(candidates) > 1 and inputs.tensors else ():
-            try:
-                first = inputs.repeated_outputs(config)
-            except Exception:  # fails to run: Triton times it as infinite
-                continue
-            if first is not None:
-                outputs[id(config)] = [first]
-            else:
-                flagged.add(id(config))
-                engine_native.say(logging.WARNING,
-                                  f"config {engine.signature(config)} of {state.qualified} "
-                                  f"[{tuning_key(autotuner, args, kwargs)}] gave different bits "
-                                  "in two runs on identical inputs: flagged as nondeterministic, "
-                                  "never pinned")
-        if len(outputs) > 1:
-            inputs.use_second_input()
-            by_id = {id(c): c for c in candidates}
-            for config_id, runs in outputs.items():
-                runs.append(inputs.run_once(by_id[config_id]))
-    finally:
-        inputs.put_back()  # Triton's benchmark and launch start from the call's inputs
-    return _Audit(inputs, flagged, bit_classes(outputs))
+        outcome = _first_call(autotuner, state, candidates, args, kwargs)
+        winner = candidates[outcome["launched"]]
+        autotuner.cache[key] = winner
+        state.chosen[key] = True
+    autotuner.best_config = winner
+    full_nargs = {**dict(zip(autotuner.arg_names, args)), **kwargs, **winner.all_kwargs()}
+    autotuner.pre_hook(full_nargs, reset_only=True)  # as Triton's run does after benchmarking
+    return _launch(autotuner, winner, args, kwargs)
+
+
+def _first_call(autotuner, state, candidates, args, kwargs):
+    runner = TritonRunner(autotuner, candidates, args, kwargs)
+    return first_call(arch_tag(), state.module, state.name, tuning_key(autotuner, args, kwargs),
+                      [config_data(c) for c in candidates], len(autotuner.configs), runner)
 
 
 def _launch(autotuner, config, args, kwargs):
@@ -477,26 +328,3 @@ def _launch(autotuner, config, args, kwargs):
     if config.pre_hook is not None:
         config.pre_hook({**dict(zip(autotuner.arg_names, args)), **kwargs, **launch_kwargs})
     return autotuner.fn.run(*args, **kwargs, **launch_kwargs)
-
-
-def _fastest_repeating(timings):
-    """The fastest timed config the audit did not flag; None when none."""
-    ok = [t for t in timings if t["median_ms"] is not None and not t.get("nondeterministic")]
-    return min(ok, key=lambda t: t["median_ms"])["live"] if ok else None
-
-
-def _timings(configs_timings, audit):
-    """Triton's {config: [median, p20, p80] or ms} as the record's timings,
-    each with its live Config and what the audit found (flag, bit class)."""
-    out = []
-    for config, timing in configs_timings.items():
-        median = timing[0] if isinstance(timing, (list, tuple)) else timing
-        finite = median is not None and math.isfinite(float(median))
-        item = {"config": config_data(config), "median_ms": float(median) if finite else None,
-                "live": config}
-        if audit and id(config) in audit.flagged:
-            item["nondeterministic"] = True
-        if audit and id(config) in audit.classes:
-            item["class"] = audit.classes[id(config)]
-        out.append(item)
-    return out

@@ -21,6 +21,7 @@
 #include "tunelock/audit_file.hpp"
 #include "tunelock/choice_log.hpp"
 #include "tunelock/collective.hpp"
+#include "tunelock/decision.hpp"
 #include "tunelock/detail/records.hpp"
 #include "tunelock/notices.hpp"
 #include "tunelock/policy.hpp"
@@ -73,13 +74,13 @@ class Runtime {
                        std::span<const Config> candidates, bool log = true,
                        std::span<const std::string> nondeterministic_variants = {});
 
-  // The live candidates the deciding table entry lists as equivalent to
-  // `choice` (same bits by the record's audit), in candidate order; empty
-  // unless the table decided. For TUNELOCK_EQUIVALENT=timed.
-  std::vector<std::size_t> equivalent_candidates(std::string_view arch, const KernelId& kernel,
-                                                 std::string_view key,
-                                                 std::span<const Config> candidates,
-                                                 const Choice& choice);
+  // pinned_choice with its evidence, for a first call: the table entries
+  // skipped as stale and the deciding entry's equivalents among the
+  // candidates (decision.hpp), so nothing downstream looks the table up
+  // again. Logs nothing: the caller logs what it launches under.
+  Decision pinned_decision(std::string_view arch, const KernelId& kernel, std::string_view key,
+                           std::span<const Config> candidates,
+                           std::span<const std::string> nondeterministic_variants = {});
 
   // What the first pinned call per key saw when it ran its config twice on
   // identical inputs: `repeated` true (same bits), false (bits changed), or
@@ -112,16 +113,17 @@ class Runtime {
 
   // ---- Audit mode ----
 
-  // Audit mode's first call of a pinned key, after the face timed every
-  // live candidate as record mode times them (`timings`, in candidate
-  // order, with the bits audit's flags and classes): keeps an entry for the
-  // file written at exit with the config launched (`launched`: the choice,
-  // or an equivalent timed in its place), the rule that chose, whether the
-  // table's entry was stale, the pinned config's bits (`repeats`, else the
-  // audit's flag) and the entry's configs whose bits differ from it.
-  // Returns the entry's id for count_audited_call.
+  // Audit mode's first call of a pinned key, after every live candidate
+  // was timed as record mode times them (`timings`, in candidate order,
+  // with the bits audit's flags and classes): keeps an entry for the file
+  // written at exit with the config launched (`launched`: the choice, or an
+  // equivalent timed in its place), the rule that chose, whether a table
+  // entry for the call was stale (`decision.stale`), the pinned config's
+  // bits (`repeats`, else the audit's flag) and the entry's configs
+  // (`decision.equivalent`) whose bits differ from it. Returns the entry's
+  // id for count_audited_call.
   std::size_t audit_key(std::string_view arch, const KernelId& kernel, std::string_view key,
-                        std::span<const Config> candidates, const Choice& choice,
+                        std::span<const Config> candidates, const Decision& decision,
                         std::size_t launched, std::span<const CandidateTiming> timings,
                         std::optional<bool> repeats);
   // One more call (or `calls`) of an audited key: the report weighs by them.
@@ -165,6 +167,9 @@ class Runtime {
 
  private:
   void reset_policy_state();
+  Decision decide_pinned(std::string_view arch, const KernelId& kernel, std::string_view key,
+                         std::span<const Config> candidates,
+                         std::span<const std::string> nondeterministic_variants, bool details);
   void write_pending_records(const Policy& policy);
 
   const int rank_;

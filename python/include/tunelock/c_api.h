@@ -58,7 +58,8 @@ int tunelock_tuning_key(const char* args_json, const char* dtypes_json, char** k
 
 /* The timing-free choice under the installed policy (chaos when it says
  * so) among candidates_json [config, ...] (Megatron's config form), logged
- * as pinned. Out: {"index", "signature", "reason"}. */
+ * as pinned. Out: {"index", "signature", "reason", "equivalent" (what
+ * TUNELOCK_EQUIVALENT=timed may time in its place)}. */
 int tunelock_pinned_choice(const char* arch, const char* module, const char* name, const char* key,
                            const char* candidates_json, char** choice_json);
 
@@ -95,6 +96,44 @@ int tunelock_record(const char* arch, const char* qualified, const char* key,
  * "single_logged", "pinned", "audited", "timed_logged" or "timed_recorded"
  * (tunelock/call_plan.hpp). The interception carries it out. */
 int tunelock_call_plan(const char* module, const char* name, int64_t config_count, char** plan);
+
+/* How the caller runs one call's candidates, for tunelock_first_call: the
+ * engine's driver says what to run (tunelock/first_call.hpp, CallRunner).
+ * Each callback returns 0, or non-zero when the candidate failed to run,
+ * with its error text written into `error` (NUL-terminated, at most
+ * error_size bytes).
+ * - time: the median milliseconds of candidate i, as the autotuner times;
+ * - run: one run of candidate i from the call's inputs (or the second
+ *   input), writing into `outputs` a text (at most outputs_size bytes,
+ *   NUL-terminated) equal for two runs exactly when every output bit is
+ *   (a digest of shapes, types and bytes);
+ * - second_input: overwrites the floating-point inputs with a second input;
+ *   returns 1 when it did, 0 when the call offers none;
+ * - put_back: every buffer of the call as it came in. */
+typedef struct tunelock_call_runner {
+  void* context;
+  int has_outputs; /* the call has outputs a bits check can compare */
+  int capturing;   /* the caller's stream is being captured into a graph */
+  int (*time)(void* context, int64_t i, double* median_ms, char* error, size_t error_size);
+  int (*run)(void* context, int64_t i, char* outputs, size_t outputs_size, char* error,
+             size_t error_size);
+  int (*second_input)(void* context);
+  int (*put_back)(void* context);
+} tunelock_call_runner;
+
+/* The first call of a kernel for a new key, told by the engine: the plan,
+ * the decision, the fastest equivalent, the bits check, the audit entry,
+ * the choice log and the record, with every message. candidates_json the
+ * live configs, config_count the kernel's declared ones (the plan's input).
+ * Out: {"plan", "launched" (the candidate to launch from now on), "reason"
+ * (pinned plans), "audit_id" (audited, else null), "timed"}. */
+int tunelock_first_call(const char* arch, const char* module, const char* name, const char* key,
+                        const char* candidates_json, int64_t config_count,
+                        const tunelock_call_runner* runner, char** outcome_json);
+
+/* The enumerate line of a kernel the caller runs untouched (UNPINNED, with
+ * its count of configs), once per policy, when the policy asks for it. */
+int tunelock_enumerate(const char* module, const char* name, int64_t config_count);
 
 /* Audit mode's first call of a pinned key: candidates_json the live
  * configs, launched the index launched, timings_json per candidate in

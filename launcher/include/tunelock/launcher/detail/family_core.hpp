@@ -63,23 +63,12 @@ class FamilyCore {
   std::size_t cached_keys() const;
 
  private:
-  // The policy decision for one new key: the one place a choice is made.
+  // One new key: the engine's first-call driver, run on the backend.
   std::size_t choose(const std::string& arch, const std::string& key, const CallSite& site);
-  std::size_t choose_timed(const std::string& arch, const std::string& key, const CallSite& site,
-                           bool logged, bool recorded);
-  std::size_t choose_pinned(const std::string& arch, const std::string& key, const CallSite& site,
-                            const Policy& policy, bool audited);
-  // Audit mode: every live candidate timed (outputs put back), the entry's
-  // equivalents' bits compared with the launched config's; the entry's id.
-  std::size_t audit_key(const std::string& arch, const std::string& key, const CallSite& site,
-                        const Choice& choice, std::size_t launched, std::optional<bool> repeats);
   // Audit mode's miss path: every call comes here, so each key's calls are counted.
   std::size_t decide_audited(std::span<const KeyValue> values,
                              std::span<const std::string_view> dtypes, const CallSite& site,
                              std::size_t slot);
-  std::size_t fastest_equivalent(const std::string& key, const CallSite& site, const Policy& policy,
-                                 std::size_t entry, const std::vector<std::size_t>& members);
-  void enumerate_once(std::string_view state);
   std::string tuning_key_text(std::span<const KeyValue> values,
                               std::span<const std::string_view> dtypes) const;
 

@@ -1,0 +1,101 @@
+// A first call through the C ABI: the caller's callbacks become the
+// engine's CallRunner, and the engine's driver tells the whole story.
+#include <array>
+#include <vector>
+
+#include "c_api_support.hpp"
+#include "tunelock/c_api.h"
+#include "tunelock/first_call.hpp"
+#include "tunelock/runtime.hpp"
+
+using namespace tunelock;
+using namespace tunelock::c_api;
+using nlohmann::json;
+
+namespace {
+
+class CallbackRunner final : public CallRunner {
+ public:
+  explicit CallbackRunner(const tunelock_call_runner& callbacks) : callbacks_(callbacks) {
+    if (!callbacks.time || !callbacks.run || !callbacks.second_input || !callbacks.put_back)
+      throw Error(
+          "first call: every runner callback (time, run, second_input, put_back) is needed");
+  }
+  double time(std::size_t i) override {
+    double median_ms = 0;
+    if (callbacks_.time(callbacks_.context, static_cast<int64_t>(i), &median_ms, error_.data(),
+                        error_.size()) != 0)
+      throw Error(failure());
+    if (!(median_ms >= 0))
+      throw Error("the runner timed candidate " + std::to_string(i) + " as " +
+                  std::to_string(median_ms) + " ms; expected a non-negative number");
+    return median_ms;
+  }
+  bool has_outputs() const override { return callbacks_.has_outputs != 0; }
+  std::string run_outputs(std::size_t i) override {
+    std::array<char, 256> outputs{};
+    if (callbacks_.run(callbacks_.context, static_cast<int64_t>(i), outputs.data(), outputs.size(),
+                       error_.data(), error_.size()) != 0)
+      throw Error(failure());
+    outputs.back() = '\0';
+    return outputs.data();
+  }
+  bool use_second_input() override { return callbacks_.second_input(callbacks_.context) == 1; }
+  void put_back() override {
+    if (callbacks_.put_back(callbacks_.context) != 0)
+      throw Error("the runner could not put the call's buffers back");
+  }
+  bool capturing() const override { return callbacks_.capturing != 0; }
+
+ private:
+  std::string failure() {
+    error_.back() = '\0';
+    std::string text = error_.data();
+    error_.front() = '\0';
+    return text.empty() ? std::string("the candidate failed to run") : text;
+  }
+
+  const tunelock_call_runner& callbacks_;
+  std::array<char, 1024> error_{};
+};
+
+}  // namespace
+
+extern "C" {
+
+int tunelock_first_call(const char* arch, const char* module, const char* name, const char* key,
+                        const char* candidates_json, int64_t config_count,
+                        const tunelock_call_runner* runner, char** outcome_json) {
+  return guarded([&] {
+    if (!runner) throw Error("first call: the runner is NULL");
+    if (config_count < 0) throw Error("config_count: expected 0 or more");
+    const std::vector<Config> candidates = configs_of(candidates_json);
+    FirstCallRequest request;
+    request.arch = text_of(arch, "arch");
+    request.kernel = KernelId{text_of(module, "module"), text_of(name, "name")};
+    request.key = text_of(key, "key");
+    request.candidates = candidates;
+    request.declared = static_cast<std::size_t>(config_count);
+    CallbackRunner callbacks(*runner);
+    const FirstCallOutcome outcome = run_first_call(process_runtime(), request, callbacks);
+    json out{{"plan", std::string(to_string(outcome.plan))},
+             {"launched", outcome.launched},
+             {"timed", outcome.timed},
+             {"audit_id", nullptr}};
+    if (outcome.decision) out["reason"] = std::string(to_string(outcome.decision->choice.reason));
+    if (outcome.audit_id) out["audit_id"] = *outcome.audit_id;
+    put(outcome_json, out.dump());
+  });
+}
+
+int tunelock_enumerate(const char* module, const char* name, int64_t config_count) {
+  return guarded([&] {
+    if (config_count < 0) throw Error("config_count: expected 0 or more");
+    Runtime& runtime = process_runtime();
+    const KernelId id{text_of(module, "module"), text_of(name, "name")};
+    const auto count = static_cast<std::size_t>(config_count);
+    enumerate_once(runtime, id, plan_first_call(*runtime.policy(), id, count), count);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,90 @@
+"""A kernel's first call for a new key, told by the engine.
+
+The engine's driver (tunelock/first_call.hpp, through tunelock_first_call)
+owns the story: the call plan, the decision, the fastest equivalent, the
+bits check, the audit entry, the choice log, the record and every message.
+A face hands it a runner that knows how to run one candidate of this call:
+
+- `time(i)`: the median milliseconds of candidate i, as the autotuner times;
+- `outputs(i)`: one run of candidate i from the call's inputs, as bytes
+  equal for two runs exactly when every output bit is;
+- `second_input()`: a second input for the bit classes, True when given;
+- `put_back()`: every argument as the call passed it;
+- `has_outputs`, `capturing`: what the call offers and where it runs.
+
+An exception a runner raises is the candidate failing to run: the engine
+times it as infinite and says so once, as it does for the C++ launcher.
+"""
+import ctypes
+import hashlib
+import json
+
+from tunelock._native import (RUNNER_RUN_FN, RUNNER_STEP_FN, RUNNER_TIME_FN, CallRunnerStruct,
+                              call_json, encode)
+
+
+def _write_text(address, size, text):
+    data = text.encode("utf-8", "replace")[:max(size - 1, 0)]
+    ctypes.memmove(address, data, len(data))
+    ctypes.memset(address + len(data), 0, 1)
+
+
+def _error_text(error):
+    return f"{type(error).__name__}: {error}"
+
+
+class _Callbacks:
+    """The runner's methods as the C callbacks of one tunelock_first_call;
+    kept alive by this object for the call's duration."""
+
+    def __init__(self, runner):
+        self.runner = runner
+
+        @RUNNER_TIME_FN
+        def time(_context, index, median_ms, error, error_size):
+            try:
+                median_ms[0] = float(runner.time(index))
+                return 0
+            except BaseException as failure:  # never unwinds through the engine
+                _write_text(error, error_size, _error_text(failure))
+                return 1
+
+        @RUNNER_RUN_FN
+        def run(_context, index, outputs, outputs_size, error, error_size):
+            try:
+                digest = hashlib.blake2b(runner.outputs(index), digest_size=32).hexdigest()
+                _write_text(outputs, outputs_size, digest)
+                return 0
+            except BaseException as failure:
+                _write_text(error, error_size, _error_text(failure))
+                return 1
+
+        @RUNNER_STEP_FN
+        def second_input(_context):
+            try:
+                return 1 if runner.second_input() else 0
+            except BaseException:
+                return 0
+
+        @RUNNER_STEP_FN
+        def put_back(_context):
+            try:
+                runner.put_back()
+                return 0
+            except BaseException:
+                return 1
+
+        self.functions = (time, run, second_input, put_back)
+        self.struct = CallRunnerStruct(None, int(bool(runner.has_outputs)),
+                                       int(bool(runner.capturing)), time, run, second_input,
+                                       put_back)
+
+
+def first_call(arch, module, name, key, candidates, config_count, runner):
+    """Runs the engine's first-call story for one new key; `candidates` are
+    the live configs in Megatron's form. Returns {"plan", "launched",
+    "reason" (pinned plans), "audit_id" (audited, else None), "timed"}."""
+    callbacks = _Callbacks(runner)
+    return call_json("tunelock_first_call", encode(arch), encode(module), encode(name),
+                     encode(key), encode(json.dumps(candidates)), int(config_count),
+                     ctypes.byref(callbacks.struct), where="tunelock first call")
