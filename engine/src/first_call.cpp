@@ -42,7 +42,8 @@ class Story {
   FirstCallOutcome tell() {
     const std::span<const Config> candidates = request_.candidates;
     if (candidates.empty())
-      throw Error("kernel '" + names_.qualified + "' [" + request_.key + "] has no candidates");
+      throw Error("kernel family '" + names_.qualified + "' [" + request_.key +
+                  "] has no candidates");
     const std::size_t declared = request_.declared ? request_.declared : candidates.size();
     outcome_.plan = plan_first_call(*policy_, request_.kernel, declared);
     const FirstCall plan = outcome_.plan;
