@@ -1,5 +1,5 @@
 // A candidate manifest (`tunelock choose --candidates`).
-#include "tunelock/candidates.hpp"
+#include "tunelock/model/candidates.hpp"
 #include "fuzz_target.hpp"
 
 void read_input(std::string_view bytes, const std::string& origin) {

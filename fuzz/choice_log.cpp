@@ -1,6 +1,6 @@
 // A choice log in either form, then both output forms.
 #include "fuzz_target.hpp"
-#include "tunelock/choice_log_file.hpp"
+#include "tunelock/logs/choice_log_file.hpp"
 
 void read_input(std::string_view bytes, const std::string& origin) {
   const tunelock::ChoiceLogFile log = tunelock::choice_log_from_bytes(bytes, origin);

@@ -1,15 +1,15 @@
 // Any bytes under each name a face may see them under: detect_file_kind
 // never throws, and the kind it names is read by that kind's reader, as the
 // page does with a dropped file.
-#include "tunelock/file_kind.hpp"
+#include "tunelock/io/file_kind.hpp"
 #include "fuzz_target.hpp"
-#include "tunelock/audit_file.hpp"
-#include "tunelock/candidates.hpp"
-#include "tunelock/choice_log_file.hpp"
-#include "tunelock/launch_log.hpp"
-#include "tunelock/record_file.hpp"
-#include "tunelock/table_search.hpp"
-#include "tunelock/timings_sidecar.hpp"
+#include "tunelock/logs/choice_log_file.hpp"
+#include "tunelock/logs/launch_log.hpp"
+#include "tunelock/model/candidates.hpp"
+#include "tunelock/records/audit_file.hpp"
+#include "tunelock/records/record_file.hpp"
+#include "tunelock/records/timings_sidecar.hpp"
+#include "tunelock/tables/table_files.hpp"
 
 namespace {
 
@@ -52,8 +52,7 @@ void read_as_detected(std::string_view bytes, const std::string& name) {
 }  // namespace
 
 void read_input(std::string_view bytes, const std::string&) {
-  for (const char* name :
-       {"f.json", "f.tlb", "f.rank0.timings.json", "f.tlrt", "f.tlcl", "f.rank0.audit.json",
-                           "f.rank0.launches.tlln"})
+  for (const char* name : {"f.json", "f.tlb", "f.rank0.timings.json", "f.tlrt", "f.tlcl",
+                           "f.rank0.audit.json", "f.rank0.launches.tlln"})
     read_as_detected(bytes, name);
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
 
 // Each target defines this: read `bytes` as the file `origin`.
 void read_input(std::string_view bytes, const std::string& origin);

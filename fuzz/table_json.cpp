@@ -4,8 +4,8 @@
 #include <cstdlib>
 
 #include "fuzz_target.hpp"
-#include "table_json_fast.hpp"
-#include "tunelock/table_json.hpp"
+#include "tables/table_json_fast.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 void read_input(std::string_view bytes, const std::string& origin) {
   if (const auto fast = tunelock::detail::fast_table_from_json(bytes, origin)) {

@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tunelock/error.hpp"
-#include "tunelock/tree_collective.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/verify/tree_collective.hpp"
 
 namespace tunelock::fuzzing {
 

@@ -2,9 +2,9 @@
 // child's partial (rank 0), the verdict (rank 1), and the conflict round's
 // texts, through Runtime::verify against a scripted peer.
 #include "fuzz_target.hpp"
-#include "tunelock/log.hpp"
-#include "tunelock/notices.hpp"
-#include "tunelock/runtime.hpp"
+#include "tunelock/base/log.hpp"
+#include "tunelock/base/notices.hpp"
+#include "tunelock/runtime/runtime.hpp"
 #include "two_rank_tree.hpp"
 
 void read_input(std::string_view bytes, const std::string&) {

@@ -7,14 +7,14 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "tunelock/candidates.hpp"
-#include "tunelock/decision.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/log.hpp"
-#include "tunelock/selection.hpp"
-#include "tunelock/table_format.hpp"
-#include "tunelock/table_search.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/base/log.hpp"
+#include "tunelock/decision/decision.hpp"
+#include "tunelock/decision/selection.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/model/candidates.hpp"
+#include "tunelock/tables/table_files.hpp"
+#include "tunelock/tables/table_format.hpp"
 
 namespace tunelock::cli {
 namespace {

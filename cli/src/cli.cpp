@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "commands.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/log.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/base/log.hpp"
 
 namespace tunelock::cli {
 namespace {

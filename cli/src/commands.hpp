@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli.hpp"
-#include "tunelock/policy_sources.hpp"
+#include "tunelock/runtime/policy_sources.hpp"
 
 namespace tunelock::cli {
 

@@ -26,7 +26,7 @@
 
 #include "commands.hpp"
 #include "run_command.hpp"
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
 
 namespace tunelock::cli {
 namespace {

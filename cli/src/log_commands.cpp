@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "tunelock/choice_log.hpp"
-#include "tunelock/choice_log_file.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/verify.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/logs/choice_log.hpp"
+#include "tunelock/logs/choice_log_file.hpp"
+#include "tunelock/verify/verify.hpp"
 
 namespace tunelock::cli {
 namespace {

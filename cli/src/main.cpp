@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "cli.hpp"
-#include "tunelock/log.hpp"
+#include "tunelock/base/log.hpp"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "tunelock/policy_sources.hpp"
+#include "tunelock/runtime/policy_sources.hpp"
 
 namespace tunelock::cli {
 namespace {

@@ -6,12 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "tunelock/candidates.hpp"
-#include "tunelock/choice_log_file.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/run_preview.hpp"
-#include "tunelock/table_search.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/decision/run_preview.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/logs/choice_log_file.hpp"
+#include "tunelock/model/candidates.hpp"
+#include "tunelock/tables/table_files.hpp"
 
 namespace tunelock::cli {
 namespace {

@@ -6,12 +6,12 @@
 
 #include "commands.hpp"
 #include "table_files.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/merge.hpp"
-#include "tunelock/merge_report.hpp"
-#include "tunelock/record_file.hpp"
-#include "tunelock/timings_sidecar.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/records/merge.hpp"
+#include "tunelock/records/merge_report.hpp"
+#include "tunelock/records/record_file.hpp"
+#include "tunelock/records/timings_sidecar.hpp"
 
 namespace tunelock::cli {
 namespace {

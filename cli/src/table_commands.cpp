@@ -5,10 +5,10 @@
 
 #include "commands.hpp"
 #include "table_files.hpp"
-#include "tunelock/audit_report.hpp"
-#include "tunelock/candidates.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/table_diff.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/model/candidates.hpp"
+#include "tunelock/records/audit_report.hpp"
+#include "tunelock/tables/table_diff.hpp"
 
 namespace tunelock::cli {
 namespace {

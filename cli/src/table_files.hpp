@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <memory>
 
-#include "tunelock/files.hpp"
-#include "tunelock/table.hpp"
-#include "tunelock/table_binary.hpp"
-#include "tunelock/table_json.hpp"
-#include "tunelock/table_search.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/tables/table.hpp"
+#include "tunelock/tables/table_binary.hpp"
+#include "tunelock/tables/table_files.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 namespace tunelock::cli {
 

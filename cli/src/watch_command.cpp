@@ -16,10 +16,10 @@
 
 #include "commands.hpp"
 #include "run_command.hpp"
-#include "tunelock/environment.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/launch_compare.hpp"
-#include "tunelock/rank_files.hpp"
+#include "tunelock/base/environment.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/io/rank_files.hpp"
+#include "tunelock/logs/launch_compare.hpp"
 
 namespace tunelock::cli {
 namespace {

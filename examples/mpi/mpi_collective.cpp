@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "tunelock/collective.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/runtime.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/runtime/runtime.hpp"
+#include "tunelock/verify/collective.hpp"
 
 namespace {
 

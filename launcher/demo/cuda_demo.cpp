@@ -7,8 +7,8 @@
 #include "demo_support.hpp"
 #include "gpu_families.hpp"
 #include "gpu_kernels.hpp"
+#include "tunelock/base/error.hpp"
 #include "tunelock/cuda/cuda_backend.hpp"
-#include "tunelock/error.hpp"
 
 namespace tunelock::demo {
 namespace {
@@ -36,9 +36,9 @@ class DeviceFloats {
   float* get() const { return data_; }
   std::vector<float> download(cudaStream_t stream) const {
     std::vector<float> out(count_);
-    check(cudaMemcpyAsync(out.data(), data_, count_ * sizeof(float), cudaMemcpyDeviceToHost,
-                          stream),
-          "cudaMemcpyAsync");
+    check(
+        cudaMemcpyAsync(out.data(), data_, count_ * sizeof(float), cudaMemcpyDeviceToHost, stream),
+        "cudaMemcpyAsync");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     return out;
   }
@@ -50,7 +50,9 @@ class DeviceFloats {
 
 class Stream {
  public:
-  Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  Stream() {
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
   ~Stream() { cudaStreamDestroy(stream_); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -79,8 +81,8 @@ int run_cuda(const Options& options) {
               backend.current_arch().c_str());
   launcher::Launcher launcher(backend, runtime);
 
-  gpu::GemmFamily gemm(launcher, {"demo.gpu", "gemm_splitk"}, {"M", "N", "K"},
-                       gpu::gemm_variants(), gpu::gemm_hooks());
+  gpu::GemmFamily gemm(launcher, {"demo.gpu", "gemm_splitk"}, {"M", "N", "K"}, gpu::gemm_variants(),
+                       gpu::gemm_hooks());
   gpu::RowSumFamily row_sum(launcher, {"demo.gpu", "row_sum"}, {"ROWS", "COLS"},
                             gpu::row_sum_variants(), gpu::row_sum_hooks());
   gpu::SgdFamily sgd(launcher, {"demo.gpu", "sgd_update"}, {"N"}, gpu::sgd_variants());

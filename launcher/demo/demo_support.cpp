@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "tunelock/error.hpp"
-#include "tunelock/launch_environment.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/base/rank_environment.hpp"
 #ifdef TUNELOCK_HAVE_UCX
 #include "tunelock/launcher/ucx_collective.hpp"
 #endif

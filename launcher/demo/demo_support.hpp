@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "tunelock/collective.hpp"
-#include "tunelock/runtime.hpp"
+#include "tunelock/runtime/runtime.hpp"
+#include "tunelock/verify/collective.hpp"
 
 namespace tunelock::demo {
 

@@ -9,10 +9,11 @@
 #include <iostream>
 
 #include "demo_support.hpp"
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"tunelock-demo: a training-like loop over kernel families, reproducible when pinned"};
+  CLI::App app{
+      "tunelock-demo: a training-like loop over kernel families, reproducible when pinned"};
   tunelock::demo::Options options;
   app.add_option("--backend", options.backend, "host (C++ kernels) or cuda (GPU kernels)")
       ->check(CLI::IsMember({"host", "cuda"}))

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <initializer_list>
 
-#include "tunelock/median.hpp"
+#include "tunelock/base/median.hpp"
 
 namespace tunelock::launcher {
 namespace {

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "tunelock/first_call.hpp"
 #include "tunelock/launcher/backend.hpp"
 #include "tunelock/launcher/tuner.hpp"
+#include "tunelock/runtime/first_call.hpp"
 
 namespace tunelock::launcher {
 

@@ -3,9 +3,9 @@
 #include <set>
 
 #include "backend_runner.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/first_call.hpp"
+#include "tunelock/base/error.hpp"
 #include "tunelock/launcher/launcher.hpp"
+#include "tunelock/runtime/first_call.hpp"
 
 namespace tunelock::launcher {
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <thread>
 
-#include "tunelock/error.hpp"
-#include "tunelock/version.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/base/version.hpp"
 
 namespace tunelock::launcher {
 

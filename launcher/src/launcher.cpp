@@ -3,10 +3,10 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "tunelock/detail/records.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/json_config.hpp"
+#include "tunelock/io/files.hpp"
 #include "tunelock/launcher/detail/family_core.hpp"
+#include "tunelock/model/config_json.hpp"
+#include "tunelock/records/record_store.hpp"
 
 namespace tunelock::launcher {
 

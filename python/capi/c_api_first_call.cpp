@@ -5,8 +5,8 @@
 
 #include "c_api_support.hpp"
 #include "tunelock/c_api.h"
-#include "tunelock/first_call.hpp"
-#include "tunelock/runtime.hpp"
+#include "tunelock/runtime/first_call.hpp"
+#include "tunelock/runtime/runtime.hpp"
 
 using namespace tunelock;
 using namespace tunelock::c_api;

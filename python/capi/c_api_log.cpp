@@ -6,8 +6,8 @@
 #include <mutex>
 
 #include "c_api_support.hpp"
+#include "tunelock/base/log.hpp"
 #include "tunelock/c_api.h"
-#include "tunelock/log.hpp"
 
 namespace tunelock::c_api {
 namespace {

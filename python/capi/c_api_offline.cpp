@@ -6,22 +6,22 @@
 #include <algorithm>
 
 #include "c_api_support.hpp"
-#include "tunelock/audit_report.hpp"
+#include "tunelock/base/notices.hpp"
 #include "tunelock/c_api.h"
-#include "tunelock/candidates.hpp"
-#include "tunelock/decision.hpp"
-#include "tunelock/file_kind.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/merge.hpp"
-#include "tunelock/merge_report.hpp"
-#include "tunelock/notices.hpp"
-#include "tunelock/policy_sources.hpp"
-#include "tunelock/record_file.hpp"
-#include "tunelock/selection.hpp"
-#include "tunelock/table_binary.hpp"
-#include "tunelock/table_format.hpp"
-#include "tunelock/table_json.hpp"
-#include "tunelock/table_search.hpp"
+#include "tunelock/decision/decision.hpp"
+#include "tunelock/decision/selection.hpp"
+#include "tunelock/io/file_kind.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/model/candidates.hpp"
+#include "tunelock/records/audit_report.hpp"
+#include "tunelock/records/merge.hpp"
+#include "tunelock/records/merge_report.hpp"
+#include "tunelock/records/record_file.hpp"
+#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/tables/table_binary.hpp"
+#include "tunelock/tables/table_files.hpp"
+#include "tunelock/tables/table_format.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 using namespace tunelock::c_api;
@@ -62,10 +62,11 @@ std::vector<Config> candidates_of(const json& request, const std::string& kernel
   return out;
 }
 
+// The record arguments as `tunelock merge` takes them: files, and
+// directories holding a run's `<prefix>.rank<N>.json` files.
 std::vector<RecordFile> records_of(const json& request) {
-  std::vector<std::filesystem::path> paths;
-  for (const std::string& path : paths_field(request, "records"))
-    if (!is_timings_sidecar_name(path)) paths.push_back(path);  // read beside their records
+  const std::vector<std::filesystem::path> paths =
+      expand_record_arguments(paths_field(request, "records"));
   if (paths.empty()) throw Error("records: no record files given");
   return load_record_files(paths);
 }

@@ -1,16 +1,17 @@
 // The process runtime through the C ABI: policy, choices, the choice log,
 // records and verification, as the C++ launcher uses them.
-#include <cmath>
 #include <vector>
 
 #include "c_api_support.hpp"
+#include "tunelock/base/version.hpp"
 #include "tunelock/c_api.h"
-#include "tunelock/call_plan.hpp"
-#include "tunelock/detail/records.hpp"
-#include "tunelock/policy_sources.hpp"
-#include "tunelock/runtime.hpp"
-#include "tunelock/tuning_key.hpp"
-#include "tunelock/version.hpp"
+#include "tunelock/decision/call_plan.hpp"
+#include "tunelock/model/tuning_key.hpp"
+#include "tunelock/records/record_store.hpp"
+#include "tunelock/records/timing_json.hpp"
+#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/runtime/runtime.hpp"
+#include "tunelock/tables/provenance_json.hpp"
 
 using namespace tunelock;
 using namespace tunelock::c_api;
@@ -45,20 +46,7 @@ std::vector<CandidateTiming> timings_of(const char* timings_json) {
       throw Error(where + ": expected {\"config\": ..., \"median_ms\": ...}");
     CandidateTiming timing{signature(config_from_json(item["config"], where + ".config")),
                            std::nullopt};
-    if (item.contains("median_ms") && !item["median_ms"].is_null()) {
-      const json& ms = item["median_ms"];
-      if (!ms.is_number() || !(ms.get<double>() >= 0) || !std::isfinite(ms.get<double>()))
-        throw Error(where + ".median_ms: expected a non-negative number or null");
-      timing.median_ms = ms.get<double>();
-    }
-    timing.nondeterministic = item.value("nondeterministic", false);
-    if (item.contains("class")) {
-      const json& number = item["class"];
-      if (!number.is_number_integer() || number.get<std::int64_t>() < 0 ||
-          number.get<std::int64_t>() > (1 << 30))
-        throw Error(where + ".class: expected a bit class number (0 or more)");
-      timing.bit_class = static_cast<int>(number.get<std::int64_t>());
-    }
+    timing_fields_from_json(item, where, timing);
     timings.push_back(std::move(timing));
   }
   return timings;
@@ -253,26 +241,10 @@ int tunelock_count_audited_call(int64_t id, int64_t calls) {
 
 int tunelock_set_device(const char* device_json) {
   return guarded([&] {
-    const json d = json_of(device_json, "device");
-    if (!d.is_object()) throw Error("device: expected a JSON object");
-    Provenance device;
-    device.device_name = d.value("device_name", "");
-    device.sm_count = d.value("sm_count", std::int64_t{0});
-    device.driver_version = d.value("driver_version", "");
-    device.cuda_version = d.value("cuda_version", "");
-    device.triton = d.value("triton", "");
-    if (const auto packages = d.find("packages"); packages != d.end()) {
-      if (!packages->is_object()) throw Error("device: packages: expected {name: version}");
-      for (const auto& [name, version] : packages->items()) {
-        if (!version.is_string())
-          throw Error("device: packages." + name + ": expected a version string");
-        device.packages[name] = version.get<std::string>();
-      }
-    }
+    Provenance device = device_from_json(json_of(device_json, "device"), "device");
     device.tool_version = std::string(tool_version());
     // When the recording happened: merged tables take their time from the
     // records, never from the clock of the tool that merges.
-    device.recorded_at = d.value("recorded_at", "");
     if (device.recorded_at.empty()) device.recorded_at = recording_timestamp();
     process_runtime().set_device(std::move(device));
   });

@@ -12,9 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include "tunelock/config.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/json_config.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/io/json_reader.hpp"
+#include "tunelock/model/config.hpp"
+#include "tunelock/model/config_json.hpp"
 
 namespace tunelock::c_api {
 

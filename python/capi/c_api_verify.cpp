@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "c_api_support.hpp"
+#include "tunelock/base/environment.hpp"
 #include "tunelock/c_api.h"
-#include "tunelock/collective.hpp"
-#include "tunelock/environment.hpp"
-#include "tunelock/runtime.hpp"
+#include "tunelock/runtime/runtime.hpp"
+#include "tunelock/verify/collective.hpp"
 #ifdef TUNELOCK_HAVE_UCX
 #include "tunelock/launcher/ucx_collective.hpp"
 #endif

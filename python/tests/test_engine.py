@@ -147,6 +147,32 @@ def test_record_merge_and_report_as_the_cli_does(tmp_path):
                            tables=[str(tmp_path / "sm90.json")]).index == 0
 
 
+def test_merge_and_report_take_a_directory_of_records_as_the_cli_does(tmp_path):
+    """A folder of `<run>.rank<N>.json` records (sidecars beside them) is
+    expanded as `tunelock merge rec -o out` expands it."""
+    (tmp_path / "rec").mkdir()
+    for rank, winner in ((0, 0), (1, 0), (2, 1)):
+        tunelock.install(mode="record", record_path=str(tmp_path / "run"))
+        timings = [{"config": CANDIDATES[0], "median_ms": 0.5 + winner},
+                   {"config": CANDIDATES[1], "median_ms": 1.0 - winner * 0.9}]
+        tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[winner], timings)
+        tunelock.flush()
+        # One process plays every rank: the sidecar's own rank is left out,
+        # so the reader takes each rank from its file's name.
+        sidecar = json.loads((tmp_path / "run.rank0.timings.json").read_text())
+        del sidecar["rank"]
+        (tmp_path / "rec" / f"run.rank{rank}.timings.json").write_text(json.dumps(sidecar))
+        (tmp_path / "run.rank0.json").rename(tmp_path / "rec" / f"run.rank{rank}.json")
+        tunelock.install(mode="auto")  # a new policy: the next rank records afresh
+    merged = tunelock.merge([str(tmp_path / "rec")], str(tmp_path / "sm90.json"))
+    assert (merged["arch"], merged["entries"]) == ("sm90", 1)
+    votes = tunelock.report([str(tmp_path / "rec")])["disagreements"][0]["winners"]
+    assert sorted(w["votes"] for w in votes) == [1, 2]  # all three ranks read
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(tunelock.TunelockError, match="empty: a directory with no record files"):
+        tunelock.merge([str(tmp_path / "empty")], str(tmp_path / "x.json"))
+
+
 def test_verify_alone_agrees_and_maybe_verify_follows_the_cadence():
     tunelock.install(mode="pinned", verify_every=2)
     tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", CANDIDATES)

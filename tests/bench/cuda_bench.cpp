@@ -19,11 +19,11 @@
 #include "gpu_families.hpp"
 #include "gpu_kernels.hpp"
 #include "tunelock/cuda/cuda_backend.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/merge.hpp"
-#include "tunelock/merge_report.hpp"
-#include "tunelock/record_file.hpp"
-#include "tunelock/table_json.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/records/merge.hpp"
+#include "tunelock/records/merge_report.hpp"
+#include "tunelock/records/record_file.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 namespace gpu = tunelock::demo::gpu;
@@ -41,19 +41,21 @@ void check(cudaError_t status, const char* what) {
 struct Shape {
   int m, n, k;
 };
-const std::vector<Shape> kShapes = {{128, 128, 8192}, {256, 256, 4096}, {512, 512, 2048},
-                                    {1024, 1024, 1024}};
+const std::vector<Shape> kShapes = {
+    {128, 128, 8192}, {256, 256, 4096}, {512, 512, 2048}, {1024, 1024, 1024}};
 
 struct Buffers {
   float *a, *b, *c, *work;
   explicit Buffers(std::size_t floats) {
     for (float** p : {&a, &b, &c, &work}) {
-      check(cudaMalloc(reinterpret_cast<void**>(p), floats * gpu::kMaxSplit * sizeof(float)), "cudaMalloc");
+      check(cudaMalloc(reinterpret_cast<void**>(p), floats * gpu::kMaxSplit * sizeof(float)),
+            "cudaMalloc");
       check(cudaMemset(*p, 0, floats * gpu::kMaxSplit * sizeof(float)), "cudaMemset");
     }
     std::vector<float> init(floats);
     std::uint32_t s = 7;
-    for (float& v : init) v = static_cast<float>((s = s * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+    for (float& v : init)
+      v = static_cast<float>((s = s * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
     check(cudaMemcpy(a, init.data(), floats * sizeof(float), cudaMemcpyHostToDevice), "upload");
     check(cudaMemcpy(b, init.data(), floats * sizeof(float), cudaMemcpyHostToDevice), "upload");
   }
@@ -138,7 +140,8 @@ double gpu_ms_per_call(cudaStream_t stream, int calls, Launch launch) {
 
 std::uint64_t hash_of(const float* device, std::size_t floats) {
   std::vector<float> host(floats);
-  check(cudaMemcpy(host.data(), device, floats * sizeof(float), cudaMemcpyDeviceToHost), "download");
+  check(cudaMemcpy(host.data(), device, floats * sizeof(float), cudaMemcpyDeviceToHost),
+        "download");
   return XXH3_64bits(host.data(), floats * sizeof(float));
 }
 
@@ -147,29 +150,29 @@ void dispatch(cuda::CudaBackend& backend, cudaStream_t stream) {
   Runtime runtime(0, notices);
   runtime.install(policy(Mode::pinned));
   launcher::Launcher launcher(backend, runtime);
-  launcher::KernelFamily<cudaStream_t> empty(
-      launcher, {"bench.gpu", "empty"}, {},
-      {{make_config({{"BLOCK", 32}}), gpu::empty_kernel},
-       {make_config({{"BLOCK", 64}}), gpu::empty_kernel}});
+  launcher::KernelFamily<cudaStream_t> empty(launcher, {"bench.gpu", "empty"}, {},
+                                             {{make_config({{"BLOCK", 32}}), gpu::empty_kernel},
+                                              {make_config({{"BLOCK", 64}}), gpu::empty_kernel}});
   empty({}, {}, stream);
   std::vector<double> raw, family;
   for (int round = 0; round < 7; ++round) {
     raw.push_back(us_per_call(stream, 20000, [&] { gpu::empty_kernel(stream); }));
     family.push_back(us_per_call(stream, 20000, [&] { empty({}, {}, stream); }));
   }
-  std::printf("dispatch (empty kernel, 20k calls x 7 rounds, medians): raw <<<>>> %.3f us/call, "
-              "family %.3f us/call, extra %.3f us\n",
-              median(raw), median(family), median(family) - median(raw));
+  std::printf(
+      "dispatch (empty kernel, 20k calls x 7 rounds, medians): raw <<<>>> %.3f us/call, "
+      "family %.3f us/call, extra %.3f us\n",
+      median(raw), median(family), median(family) - median(raw));
   // Enqueue cost alone: batches short enough never to wait on a full queue.
   std::vector<double> raw_enqueue, family_enqueue;
   for (int round = 0; round < 200; ++round) {
     raw_enqueue.push_back(enqueue_us(stream, [&] { gpu::empty_kernel(stream); }));
     family_enqueue.push_back(enqueue_us(stream, [&] { empty({}, {}, stream); }));
   }
-  std::printf("enqueue only (batches of 256, 200 rounds, medians): raw <<<>>> %.3f us/call, "
-              "family %.3f us/call, extra %.3f us\n",
-              median(raw_enqueue), median(family_enqueue),
-              median(family_enqueue) - median(raw_enqueue));
+  std::printf(
+      "enqueue only (batches of 256, 200 rounds, medians): raw <<<>>> %.3f us/call, "
+      "family %.3f us/call, extra %.3f us\n",
+      median(raw_enqueue), median(family_enqueue), median(family_enqueue) - median(raw_enqueue));
 }
 
 void per_shape_and_cold_start(cuda::CudaBackend& backend, cudaStream_t stream,
@@ -213,16 +216,18 @@ void per_shape_and_cold_start(cuda::CudaBackend& backend, cudaStream_t stream,
       const auto found = log.find(backend.current_arch() + "|demo.gpu.gemm_splitk|" + key);
       return found == log.end() ? std::string("?") : found->second;
     };
-    std::printf("%-16s %10.4f %10.4f %10.4f %8.3f %8.3f  %s | %s | %s\n",
-                (std::to_string(s.m) + "," + std::to_string(s.n) + "," + std::to_string(s.k)).c_str(),
-                t_auto, t_pinned, t_cheap, t_auto / t_pinned, t_auto / t_cheap,
-                chosen(timed).c_str(), chosen(pinned).c_str(), chosen(cheapest).c_str());
+    std::printf(
+        "%-16s %10.4f %10.4f %10.4f %8.3f %8.3f  %s | %s | %s\n",
+        (std::to_string(s.m) + "," + std::to_string(s.n) + "," + std::to_string(s.k)).c_str(),
+        t_auto, t_pinned, t_cheap, t_auto / t_pinned, t_auto / t_cheap, chosen(timed).c_str(),
+        chosen(pinned).c_str(), chosen(cheapest).c_str());
   }
-  std::printf("\ncold start (%zu GEMM shapes x %zu configs, until each shape has run once, table "
-              "load included):\n  pinned with table %.2f ms; timed auto (1 warm-up + 5 repeats "
-              "per config) %.1f ms: %.0fx; timed with 25 + 100 runs per config %.1f ms: %.0fx\n",
-              kShapes.size(), gpu::gemm_variants().size(), cold_pinned, cold_timed,
-              cold_timed / cold_pinned, cold_triton_budget, cold_triton_budget / cold_pinned);
+  std::printf(
+      "\ncold start (%zu GEMM shapes x %zu configs, until each shape has run once, table "
+      "load included):\n  pinned with table %.2f ms; timed auto (1 warm-up + 5 repeats "
+      "per config) %.1f ms: %.0fx; timed with 25 + 100 runs per config %.1f ms: %.0fx\n",
+      kShapes.size(), gpu::gemm_variants().size(), cold_pinned, cold_timed,
+      cold_timed / cold_pinned, cold_triton_budget, cold_triton_budget / cold_pinned);
   const std::string report = disagreement_report(merged.disagreements);
   std::printf("record-mode audit: %s", report.empty() ? "nothing flagged\n" : report.c_str());
   for (Harness* h : {timed, recorder, pinned, cheapest}) delete h;
@@ -272,7 +277,8 @@ int main() {
               device.driver_version.c_str(), device.cuda_version.c_str());
   cudaStream_t stream;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-  const auto dir = std::filesystem::temp_directory_path() / ("tunelock-cuda-bench-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tunelock-cuda-bench-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   dispatch(backend, stream);
   per_shape_and_cold_start(backend, stream, dir);

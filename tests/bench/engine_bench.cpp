@@ -3,8 +3,8 @@
 // call per (kernel, shape); cached calls never reach them.
 #include <benchmark/benchmark.h>
 
-#include "tunelock/selection.hpp"
-#include "tunelock/tuning_key.hpp"
+#include "tunelock/decision/selection.hpp"
+#include "tunelock/model/tuning_key.hpp"
 
 using namespace tunelock;
 

@@ -6,8 +6,8 @@
 
 #include <chrono>
 
-#include "tunelock/detail/in_process_collective.hpp"
-#include "tunelock/runtime.hpp"
+#include "tunelock/runtime/runtime.hpp"
+#include "verify/in_process_collective.hpp"
 
 using namespace tunelock;
 

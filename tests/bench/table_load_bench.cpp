@@ -14,10 +14,10 @@
 #include <random>
 #include <string>
 
-#include "tunelock/files.hpp"
-#include "tunelock/table_binary.hpp"
-#include "tunelock/table_json.hpp"
-#include "tunelock/table_search.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/tables/table_binary.hpp"
+#include "tunelock/tables/table_files.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 using Clock = std::chrono::steady_clock;

@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "tunelock/launch_environment.hpp"
+#include "tunelock/base/rank_environment.hpp"
 #include "tunelock/launcher/ucx_collective.hpp"
-#include "tunelock/runtime.hpp"
+#include "tunelock/runtime/runtime.hpp"
 
 using namespace tunelock;
 using Clock = std::chrono::steady_clock;

@@ -6,7 +6,7 @@
 
 #include "cli_run.hpp"
 #include "temp_dir.hpp"
-#include "tunelock/files.hpp"
+#include "tunelock/io/files.hpp"
 
 using tunelock::read_file;
 using tunelock::testing::run_cli;

@@ -8,7 +8,7 @@
 
 #include "cli_run.hpp"
 #include "temp_dir.hpp"
-#include "tunelock/launch_log.hpp"
+#include "tunelock/logs/launch_log.hpp"
 
 using namespace tunelock;
 using tunelock::testing::run_cli;

@@ -18,14 +18,15 @@
 #include <string>
 #include <vector>
 
-#include "tunelock/files.hpp"
-#include "tunelock/first_call.hpp"
-#include "tunelock/json_config.hpp"
+#include "tunelock/base/version.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/io/json_reader.hpp"
 #include "tunelock/launcher/host_backend.hpp"
 #include "tunelock/launcher/kernel_family.hpp"
-#include "tunelock/policy_sources.hpp"
-#include "tunelock/runtime.hpp"
-#include "tunelock/version.hpp"
+#include "tunelock/model/config_json.hpp"
+#include "tunelock/runtime/first_call.hpp"
+#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/runtime/runtime.hpp"
 
 using namespace tunelock;
 using namespace tunelock::launcher;

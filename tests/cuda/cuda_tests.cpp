@@ -14,14 +14,14 @@
 #include "captured_log.hpp"
 #include "compiled_kernels.hpp"
 #include "temp_dir.hpp"
+#include "tunelock/base/error.hpp"
 #include "tunelock/cuda/cuda_backend.hpp"
 #include "tunelock/cuda/loaded_kernel.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/files.hpp"
+#include "tunelock/io/files.hpp"
 #include "tunelock/launcher/kernel_family.hpp"
-#include "tunelock/merge.hpp"
-#include "tunelock/merge_report.hpp"
-#include "tunelock/record_file.hpp"
+#include "tunelock/records/merge.hpp"
+#include "tunelock/records/merge_report.hpp"
+#include "tunelock/records/record_file.hpp"
 
 using namespace tunelock;
 using namespace tunelock::launcher;
@@ -38,7 +38,9 @@ boost::test_tools::assertion_result have_gpu(boost::unit_test::test_unit_id) {
   return result;
 }
 
-void check(cudaError_t status) { BOOST_TEST_REQUIRE(status == cudaSuccess, cudaGetErrorString(status)); }
+void check(cudaError_t status) {
+  BOOST_TEST_REQUIRE(status == cudaSuccess, cudaGetErrorString(status));
+}
 
 // Device floats with an upload and a download.
 class DeviceFloats {
@@ -146,12 +148,13 @@ std::vector<ScaleFamily::Variant> scalers() {
            [](cudaStream_t s, const float* x, float* y, int n) {
              kernels::scale_with_shared(s, x, y, n, 2.0f, 1u << 30);
            }},
-          {make_config({{"BLOCK", 256}}, 8, 1),
-           [](cudaStream_t s, const float* x, float* y, int n) { kernels::scale(s, x, y, n, 2.0f); }}};
+          {make_config({{"BLOCK", 256}}, 8, 1), [](cudaStream_t s, const float* x, float* y,
+                                                   int n) { kernels::scale(s, x, y, n, 2.0f); }}};
 }
 
 std::filesystem::path module_file(const char* extension) {
-  return std::filesystem::path(TUNELOCK_TEST_MODULES) / (std::string("module_kernels.") + extension);
+  return std::filesystem::path(TUNELOCK_TEST_MODULES) /
+         (std::string("module_kernels.") + extension);
 }
 
 }  // namespace
@@ -159,7 +162,8 @@ std::filesystem::path module_file(const char* extension) {
 BOOST_AUTO_TEST_SUITE(triton_metadata)
 
 BOOST_AUTO_TEST_CASE(triton_metadata_becomes_a_launch_of_warps_times_32_threads) {
-  const std::string text = read_file(std::filesystem::path(TUNELOCK_TEST_SOURCES) / "triton_like_row_sum.json");
+  const std::string text =
+      read_file(std::filesystem::path(TUNELOCK_TEST_SOURCES) / "triton_like_row_sum.json");
   const cuda::LaunchSpec spec = cuda::triton_launch_spec(text, "row_sum.json");
   BOOST_TEST(spec.function == "tl_triton_like_row_sum");
   BOOST_TEST(spec.threads == 128u);
@@ -229,8 +233,8 @@ BOOST_AUTO_TEST_CASE(arch_and_provenance_describe_the_current_device) {
   BOOST_TEST(!p.driver_version.empty());
   BOOST_TEST(!p.cuda_version.empty());
   BOOST_TEST_MESSAGE("device: " << p.device_name << ", " << backend.current_arch() << ", "
-                                << p.sm_count << " SMs, driver " << p.driver_version
-                                << ", runtime " << p.cuda_version);
+                                << p.sm_count << " SMs, driver " << p.driver_version << ", runtime "
+                                << p.cuda_version);
 }
 
 BOOST_AUTO_TEST_CASE(zero_save_and_restore_work_on_device_memory) {
@@ -378,8 +382,10 @@ BOOST_AUTO_TEST_CASE(cubin_fatbin_and_ptx_run_with_the_bits_of_the_compiled_kern
   const DeviceFloats x(mixed_values(n)), expected(n);
   kernels::scale(nullptr, x.get(), expected.get(), n, 3.0f);
   std::vector<const char*> kinds = {"fatbin", "ptx"};
-  if (backend.current_arch() == "sm90") kinds.push_back("cubin");
-  else BOOST_TEST_MESSAGE("the test cubin is for sm90; this GPU is " << backend.current_arch());
+  if (backend.current_arch() == "sm90")
+    kinds.push_back("cubin");
+  else
+    BOOST_TEST_MESSAGE("the test cubin is for sm90; this GPU is " << backend.current_arch());
   for (const char* kind : kinds) {
     BOOST_TEST_CONTEXT(kind) {
       const DeviceFloats y(n);

@@ -13,11 +13,11 @@
 
 #include "gpu_families.hpp"
 #include "gpu_kernels.hpp"
+#include "tunelock/base/error.hpp"
 #include "tunelock/cuda/cuda_backend.hpp"
-#include "tunelock/error.hpp"
 #include "tunelock/launcher/launcher.hpp"
-#include "tunelock/policy_sources.hpp"
-#include "tunelock/runtime.hpp"
+#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/runtime/runtime.hpp"
 
 using namespace tunelock;
 using demo::gpu::GemmFamily;
@@ -52,9 +52,8 @@ std::vector<float> values(std::size_t n, std::uint64_t seed) {
 std::vector<GemmFamily::Variant> variants() {
   auto split_k = [](int tile, int split) {
     return [tile, split](cudaStream_t s, const float* a, const float* b, float* c, float* work,
-                         int m, int n, int k) {
-      demo::gpu::gemm_splitk(s, tile, split, a, b, c, work, m, n, k);
-    };
+                         int m, int n,
+                         int k) { demo::gpu::gemm_splitk(s, tile, split, a, b, c, work, m, n, k); };
   };
   auto atomic = [](cudaStream_t s, const float* a, const float* b, float* c, float*, int m, int n,
                    int k) { demo::gpu::gemm_atomic(s, 16, 8, a, b, c, m, n, k); };
@@ -87,14 +86,15 @@ int main(int argc, char** argv) try {
         std::vector<float>(demo::gpu::gemm_workspace_floats(m, n, demo::gpu::kMaxSplit)));
     gemm({m, n, k}, {"f32", "f32"}, stream, a, b, c, work, m, n, k);
     std::vector<float> out(static_cast<std::size_t>(m) * n);
-    check(cudaMemcpyAsync(out.data(), c, out.size() * sizeof(float), cudaMemcpyDeviceToHost,
-                          stream),
-          "cudaMemcpyAsync");
+    check(
+        cudaMemcpyAsync(out.data(), c, out.size() * sizeof(float), cudaMemcpyDeviceToHost, stream),
+        "cudaMemcpyAsync");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     const std::string entry = backend.current_arch() + "|check.gpu.gemm|M=" + std::to_string(m) +
                               "|N=" + std::to_string(n) + "|K=" + std::to_string(k) + "|f32|f32";
-    std::printf("shape %d: %s output %016llx\n", m, runtime.choice_log().snapshot().at(entry).c_str(),
-                static_cast<unsigned long long>(XXH3_64bits(out.data(), out.size() * sizeof(float))));
+    std::printf(
+        "shape %d: %s output %016llx\n", m, runtime.choice_log().snapshot().at(entry).c_str(),
+        static_cast<unsigned long long>(XXH3_64bits(out.data(), out.size() * sizeof(float))));
     for (float* p : {a, b, c, work}) cudaFree(p);
   }
   launcher.flush();

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "tunelock/base/error.hpp"
 #include "tunelock/cuda/loaded_kernel.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/files.hpp"
+#include "tunelock/io/files.hpp"
 
 namespace {
 
@@ -27,7 +27,8 @@ int to_int(const char* text) {
 }
 
 void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw tunelock::Error(std::string(what) + ": " + cudaGetErrorString(status));
+  if (status != cudaSuccess)
+    throw tunelock::Error(std::string(what) + ": " + cudaGetErrorString(status));
 }
 
 }  // namespace
@@ -52,7 +53,8 @@ int main(int argc, char** argv) {
     std::vector<float> sums(static_cast<std::size_t>(rows));
     check(cudaMemcpy(sums.data(), out, rows * sizeof(float), cudaMemcpyDeviceToHost), "download");
     std::ofstream(argv[4], std::ios::binary)
-        .write(reinterpret_cast<const char*>(sums.data()), static_cast<std::streamsize>(rows * sizeof(float)));
+        .write(reinterpret_cast<const char*>(sums.data()),
+               static_cast<std::streamsize>(rows * sizeof(float)));
     std::printf("launched %s: %u threads, %u shared bytes\n", kernel.spec().function.c_str(),
                 kernel.spec().threads, kernel.spec().shared_bytes);
     return 0;

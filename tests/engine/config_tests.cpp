@@ -3,8 +3,8 @@
 
 #include <limits>
 
-#include "tunelock/config.hpp"
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/model/config.hpp"
 
 using namespace tunelock;
 

@@ -6,14 +6,14 @@
 #include "error_of.hpp"
 
 #include "temp_dir.hpp"
-#include "tunelock/choice_log_file.hpp"
-#include "tunelock/file_kind.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/record_file.hpp"
-#include "tunelock/table_binary.hpp"
-#include "tunelock/table_json.hpp"
-#include "tunelock/table_search.hpp"
-#include "tunelock/timings_sidecar.hpp"
+#include "tunelock/io/file_kind.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/logs/choice_log_file.hpp"
+#include "tunelock/records/record_file.hpp"
+#include "tunelock/records/timings_sidecar.hpp"
+#include "tunelock/tables/table_binary.hpp"
+#include "tunelock/tables/table_files.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 using tunelock::testing::contains;

@@ -9,14 +9,14 @@
 
 #include <functional>
 
-#include "checksum_trailer.hpp"
-#include "tunelock/choice_log.hpp"
-#include "tunelock/choice_log_file.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/table_binary.hpp"
-#include "tunelock/table_json.hpp"
-#include "tunelock/timings_sidecar.hpp"
-#include "tunelock/verify.hpp"
+#include "io/checksum_trailer.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/logs/choice_log.hpp"
+#include "tunelock/logs/choice_log_file.hpp"
+#include "tunelock/records/timings_sidecar.hpp"
+#include "tunelock/tables/table_binary.hpp"
+#include "tunelock/tables/table_json.hpp"
+#include "tunelock/verify/verify.hpp"
 
 using namespace tunelock;
 

@@ -1,8 +1,8 @@
 // Kernel ids, module scoping and tuning keys.
 #include <boost/test/unit_test.hpp>
 
-#include "tunelock/kernel_id.hpp"
-#include "tunelock/tuning_key.hpp"
+#include "tunelock/model/kernel_id.hpp"
+#include "tunelock/model/tuning_key.hpp"
 
 using namespace tunelock;
 

@@ -5,9 +5,9 @@
 
 #include "error_of.hpp"
 #include "temp_dir.hpp"
-#include "tunelock/file_kind.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/launch_compare.hpp"
+#include "tunelock/io/file_kind.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/logs/launch_compare.hpp"
 
 using namespace tunelock;
 using tunelock::testing::contains;

@@ -9,15 +9,15 @@
 #include <nlohmann/json.hpp>
 
 #include "temp_dir.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/json_config.hpp"
-#include "tunelock/merge.hpp"
-#include "tunelock/policy_sources.hpp"
-#include "tunelock/record_file.hpp"
-#include "tunelock/table_json.hpp"
-#include "tunelock/table_search.hpp"
-#include "tunelock/timings_sidecar.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/model/config_json.hpp"
+#include "tunelock/records/merge.hpp"
+#include "tunelock/records/record_file.hpp"
+#include "tunelock/records/timings_sidecar.hpp"
+#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/tables/table_files.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 using nlohmann::json;

@@ -3,11 +3,11 @@
 // alone, would change the kept config), checked against hand counts.
 #include <boost/test/unit_test.hpp>
 
-#include "tunelock/error.hpp"
-#include "tunelock/merge.hpp"
-#include "tunelock/merge_report.hpp"
-#include "tunelock/table_binary.hpp"
-#include "tunelock/table_json.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/records/merge.hpp"
+#include "tunelock/records/merge_report.hpp"
+#include "tunelock/tables/table_binary.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 

@@ -7,11 +7,11 @@
 
 #include "captured_log.hpp"
 #include "error_of.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/policy_sources.hpp"
-#include "tunelock/selection.hpp"
-#include "tunelock/table_binary.hpp"
-#include "tunelock/table_json.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/decision/selection.hpp"
+#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/tables/table_binary.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 using tunelock::testing::CapturedLog;

@@ -2,8 +2,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "captured_log.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/policy_sources.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/runtime/policy_sources.hpp"
 
 using namespace tunelock;
 using tunelock::testing::CapturedLog;

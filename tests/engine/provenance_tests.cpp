@@ -6,12 +6,12 @@
 #include "captured_log.hpp"
 #include "error_of.hpp"
 #include "temp_dir.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/merge.hpp"
-#include "tunelock/runtime.hpp"
-#include "tunelock/table_binary.hpp"
-#include "tunelock/table_json.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/records/merge.hpp"
+#include "tunelock/runtime/runtime.hpp"
+#include "tunelock/tables/table_binary.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 using tunelock::testing::contains;

@@ -2,11 +2,11 @@
 // change), two runs compared, and bare kernel names in a manifest.
 #include <boost/test/unit_test.hpp>
 
-#include "tunelock/candidates.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/run_compare.hpp"
-#include "tunelock/run_preview.hpp"
-#include "tunelock/table_json.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/decision/run_preview.hpp"
+#include "tunelock/logs/run_compare.hpp"
+#include "tunelock/model/candidates.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 

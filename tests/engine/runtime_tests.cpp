@@ -10,9 +10,9 @@
 #include "captured_log.hpp"
 #include "ranks.hpp"
 #include "temp_dir.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/launch_environment.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/base/rank_environment.hpp"
+#include "tunelock/io/files.hpp"
 
 using namespace tunelock;
 using tunelock::testing::CapturedLog;

@@ -3,9 +3,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include "captured_log.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/json_config.hpp"
-#include "tunelock/selection.hpp"
+#include "tables/table_entry_json.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/decision/selection.hpp"
 
 using namespace tunelock;
 using tunelock::testing::CapturedLog;

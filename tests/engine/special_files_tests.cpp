@@ -19,8 +19,8 @@
 #include <thread>
 
 #include "temp_dir.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/files.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/io/files.hpp"
 
 using namespace tunelock;
 using tunelock::testing::TempDir;

@@ -4,10 +4,9 @@
 // build has no simdjson, the fast path is absent and the suite says so.
 #include <boost/test/unit_test.hpp>
 
-#include "table_json_fast.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/json_config.hpp"
-#include "tunelock/table_json.hpp"
+#include "tables/table_json_fast.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 

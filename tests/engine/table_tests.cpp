@@ -10,17 +10,17 @@
 #include <nlohmann/json.hpp>
 
 #include "captured_log.hpp"
-#include "table_json_fast.hpp"
+#include "tables/table_index.hpp"
+#include "tables/table_json_fast.hpp"
 #include "temp_dir.hpp"
-#include "tunelock/candidates.hpp"
-#include "tunelock/detail/same_bytes.hpp"
-#include "tunelock/detail/table_index.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/selection.hpp"
-#include "tunelock/table_binary.hpp"
-#include "tunelock/table_json.hpp"
-#include "tunelock/table_search.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/base/same_bytes.hpp"
+#include "tunelock/decision/selection.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/model/candidates.hpp"
+#include "tunelock/tables/table_binary.hpp"
+#include "tunelock/tables/table_files.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 using tunelock::testing::TempDir;

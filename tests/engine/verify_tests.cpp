@@ -3,9 +3,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include "captured_log.hpp"
+#include "logs/watch_link.hpp"
 #include "ranks.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/watch_link.hpp"
+#include "tunelock/base/error.hpp"
 
 using namespace tunelock;
 using tunelock::testing::message_of;

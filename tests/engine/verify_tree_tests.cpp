@@ -7,12 +7,12 @@
 #include <set>
 #include <unordered_map>
 
-#include "hash_to_hash_map.hpp"
 #include "ranks.hpp"
-#include "tree_verify.hpp"
-#include "tunelock/detail/binomial_tree.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/log.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/base/log.hpp"
+#include "verify/binomial_tree.hpp"
+#include "verify/hash_to_hash_map.hpp"
+#include "verify/tree_verify.hpp"
 
 using namespace tunelock;
 using tunelock::testing::message_of;

@@ -9,7 +9,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
 cmake --install "$build" --prefix "$scratch/prefix" >/dev/null || { echo "FAIL: install"; exit 1; }
-for path in bin/tunelock include/tunelock/runtime.hpp include/tunelock/selection.hpp \
+for path in bin/tunelock include/tunelock/runtime/runtime.hpp include/tunelock/decision/selection.hpp \
             include/tunelock/launcher/kernel_family.hpp lib/libtunelock_launcher.a \
             lib/cmake/tunelock/tunelockConfig.cmake share/tunelock/tables; do
   [[ -e $scratch/prefix/$path ]] || { echo "FAIL: $path is not installed"; exit 1; }

@@ -5,9 +5,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include "sum_family.hpp"
-#include "tunelock/audit_report.hpp"
-#include "tunelock/files.hpp"
-#include "tunelock/table_json.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/records/audit_report.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 using namespace tunelock::testing;

@@ -3,7 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "bootstrap_frames.hpp"
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
 
 using namespace tunelock::launcher::bootstrap;
 

@@ -10,12 +10,12 @@
 
 #include "captured_log.hpp"
 #include "temp_dir.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/files.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/io/files.hpp"
 #include "tunelock/launcher/detail/choice_cache.hpp"
 #include "tunelock/launcher/host_backend.hpp"
 #include "tunelock/launcher/kernel_family.hpp"
-#include "tunelock/record_file.hpp"
+#include "tunelock/records/record_file.hpp"
 
 using namespace tunelock;
 using namespace tunelock::launcher;

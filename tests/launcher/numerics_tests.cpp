@@ -12,12 +12,12 @@
 
 #include "captured_log.hpp"
 #include "temp_dir.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/files.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/io/files.hpp"
 #include "tunelock/launcher/host_backend.hpp"
 #include "tunelock/launcher/kernel_family.hpp"
-#include "tunelock/merge.hpp"
-#include "tunelock/table_json.hpp"
+#include "tunelock/records/merge.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 using namespace tunelock::launcher;

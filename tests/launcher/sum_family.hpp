@@ -12,11 +12,11 @@
 #include <thread>
 
 #include "temp_dir.hpp"
-#include "tunelock/files.hpp"
+#include "tunelock/io/files.hpp"
 #include "tunelock/launcher/host_backend.hpp"
 #include "tunelock/launcher/kernel_family.hpp"
-#include "tunelock/merge.hpp"
-#include "tunelock/table_json.hpp"
+#include "tunelock/records/merge.hpp"
+#include "tunelock/tables/table_json.hpp"
 
 namespace tunelock::testing {
 

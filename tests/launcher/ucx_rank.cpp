@@ -9,11 +9,11 @@
 #include <string>
 #include <thread>
 
-#include "tunelock/error.hpp"
-#include "tunelock/launch_environment.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/base/rank_environment.hpp"
 #include "tunelock/launcher/ucx_collective.hpp"
-#include "tunelock/policy_sources.hpp"
-#include "tunelock/runtime.hpp"
+#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/runtime/runtime.hpp"
 
 using namespace tunelock;
 

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "tunelock/log.hpp"
+#include "tunelock/base/log.hpp"
 
 namespace tunelock::testing {
 

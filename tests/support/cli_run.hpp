@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cli.hpp"
-#include "tunelock/runtime.hpp"
+#include "tunelock/runtime/runtime.hpp"
 
 namespace tunelock::testing {
 

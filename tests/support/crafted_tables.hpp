@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "checksum_trailer.hpp"
+#include "io/checksum_trailer.hpp"
 #include "tunelock/fb/table_generated.h"
-#include "tunelock/table_binary.hpp"
+#include "tunelock/tables/table_binary.hpp"
 
 namespace tunelock::testing {
 

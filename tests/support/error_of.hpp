@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
 
 namespace tunelock::testing {
 

@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "tunelock/detail/in_process_collective.hpp"
-#include "tunelock/runtime.hpp"
+#include "tunelock/runtime/runtime.hpp"
+#include "verify/in_process_collective.hpp"
 
 namespace tunelock::testing {
 

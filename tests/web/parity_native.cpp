@@ -7,7 +7,7 @@
 #include <random>
 
 #include "preview.hpp"
-#include "tunelock/json_config.hpp"
+#include "tunelock/model/config_json.hpp"
 
 using nlohmann::json;
 using namespace tunelock;

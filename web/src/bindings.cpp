@@ -11,19 +11,19 @@
 #include <stdexcept>
 
 #include "preview.hpp"
-#include "tunelock/audit_report.hpp"
-#include "tunelock/candidates.hpp"
-#include "tunelock/choice_log.hpp"
-#include "tunelock/choice_log_file.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/file_kind.hpp"
-#include "tunelock/launch_compare.hpp"
-#include "tunelock/policy_sources.hpp"
-#include "tunelock/record_file.hpp"
-#include "tunelock/run_compare.hpp"
-#include "tunelock/run_preview.hpp"
-#include "tunelock/table_search.hpp"
-#include "tunelock/timings_sidecar.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/decision/run_preview.hpp"
+#include "tunelock/io/file_kind.hpp"
+#include "tunelock/logs/choice_log.hpp"
+#include "tunelock/logs/choice_log_file.hpp"
+#include "tunelock/logs/launch_compare.hpp"
+#include "tunelock/logs/run_compare.hpp"
+#include "tunelock/model/candidates.hpp"
+#include "tunelock/records/audit_report.hpp"
+#include "tunelock/records/record_file.hpp"
+#include "tunelock/records/timings_sidecar.hpp"
+#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/tables/table_files.hpp"
 
 namespace {
 

@@ -1,22 +1,22 @@
 #include "preview.hpp"
 
-#include "tunelock/decision.hpp"
+#include "tunelock/decision/decision.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <optional>
 #include <set>
 
-#include "tunelock/choice_log.hpp"
-#include "tunelock/choice_log_file.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/merge.hpp"
-#include "tunelock/merge_report.hpp"
-#include "tunelock/policy_sources.hpp"
-#include "tunelock/selection.hpp"
-#include "tunelock/table_diff.hpp"
-#include "tunelock/table_json.hpp"
-#include "tunelock/verify.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/decision/selection.hpp"
+#include "tunelock/logs/choice_log.hpp"
+#include "tunelock/logs/choice_log_file.hpp"
+#include "tunelock/records/merge.hpp"
+#include "tunelock/records/merge_report.hpp"
+#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/tables/table_diff.hpp"
+#include "tunelock/tables/table_json.hpp"
+#include "tunelock/verify/verify.hpp"
 
 namespace tunelock::preview {
 

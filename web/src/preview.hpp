@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tunelock/candidates.hpp"
-#include "tunelock/choice_log_file.hpp"
-#include "tunelock/record_file.hpp"
-#include "tunelock/table.hpp"
-#include "tunelock/verify.hpp"
+#include "tunelock/logs/choice_log_file.hpp"
+#include "tunelock/model/candidates.hpp"
+#include "tunelock/records/record_file.hpp"
+#include "tunelock/tables/table.hpp"
+#include "tunelock/verify/verify.hpp"
 
 namespace tunelock::preview {
 

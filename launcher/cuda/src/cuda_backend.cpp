@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "cuda_check.hpp"
-#include "tunelock/version.hpp"
+#include "tunelock/base/version.hpp"
 
 namespace tunelock::cuda {
 namespace {

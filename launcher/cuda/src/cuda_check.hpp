@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
 
 namespace tunelock::cuda {
 

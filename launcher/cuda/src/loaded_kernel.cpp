@@ -6,7 +6,7 @@
 
 #include "cuda_check.hpp"
 #include "driver_api.hpp"
-#include "tunelock/files.hpp"
+#include "tunelock/io/files.hpp"
 
 namespace tunelock::cuda {
 namespace {

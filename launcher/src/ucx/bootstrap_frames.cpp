@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "tunelock/detail/bounded_verifier.hpp"
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/io/bounded_verifier.hpp"
 
 namespace tunelock::launcher::bootstrap {
 namespace {

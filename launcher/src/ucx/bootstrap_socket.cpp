@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "bootstrap_frames.hpp"
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
 
 namespace tunelock::launcher::bootstrap {
 

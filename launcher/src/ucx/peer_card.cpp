@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tunelock/detail/bounded_verifier.hpp"
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
 #include "tunelock/fb/bootstrap_generated.h"
+#include "tunelock/io/bounded_verifier.hpp"
 
 namespace tunelock::launcher {
 

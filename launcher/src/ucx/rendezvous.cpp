@@ -17,7 +17,7 @@
 #include "bootstrap_frames.hpp"
 #include "bootstrap_socket.hpp"
 #include "roll_call.hpp"
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
 
 namespace tunelock::launcher {
 namespace {

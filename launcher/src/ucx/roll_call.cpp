@@ -14,8 +14,8 @@
 
 #include "bootstrap_frames.hpp"
 #include "bootstrap_socket.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/log.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/base/log.hpp"
 
 namespace tunelock::launcher::bootstrap {
 namespace {

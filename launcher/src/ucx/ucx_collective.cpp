@@ -9,7 +9,7 @@
 #include <map>
 #include <set>
 
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
 #include "ucx_world.hpp"
 
 namespace tunelock::launcher {

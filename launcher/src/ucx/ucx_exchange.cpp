@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
 #include "ucx_world.hpp"
 
 namespace tunelock::launcher {

@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "local_interface.hpp"
-#include "tunelock/error.hpp"
-#include "tunelock/log.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/base/log.hpp"
 #include "ucx_world.hpp"
 
 namespace tunelock::launcher {

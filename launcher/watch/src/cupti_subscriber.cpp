@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
 #include "tunelock/watch.h"
 #include "watch_session.hpp"
 

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "tunelock/environment.hpp"
-#include "tunelock/launch_environment.hpp"
+#include "tunelock/base/environment.hpp"
+#include "tunelock/base/rank_environment.hpp"
 
 namespace tunelock::watch {
 namespace {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "tunelock/launch_log.hpp"
+#include "tunelock/logs/launch_log.hpp"
 
 namespace tunelock::watch {
 

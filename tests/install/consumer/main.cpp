@@ -5,7 +5,7 @@
 
 #include <tunelock/launcher/host_backend.hpp>
 #include <tunelock/launcher/kernel_family.hpp>
-#include <tunelock/runtime.hpp>
+#include <tunelock/runtime/runtime.hpp>
 
 int main() {
   tunelock::install_from_environment();

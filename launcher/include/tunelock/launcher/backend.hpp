@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tunelock/table.hpp"
+#include "tunelock/tables/table.hpp"
 
 namespace tunelock::launcher {
 

@@ -23,7 +23,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "tunelock/error.hpp"
+#include "tunelock/base/error.hpp"
 #include "tunelock/launcher/detail/family_core.hpp"
 #include "tunelock/launcher/launcher.hpp"
 

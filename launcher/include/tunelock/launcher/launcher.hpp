@@ -13,7 +13,7 @@
 
 #include "tunelock/launcher/backend.hpp"
 #include "tunelock/launcher/tuner.hpp"
-#include "tunelock/runtime.hpp"
+#include "tunelock/runtime/runtime.hpp"
 
 namespace tunelock::launcher {
 

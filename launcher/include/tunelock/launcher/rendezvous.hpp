@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tunelock/launch_environment.hpp"
+#include "tunelock/base/rank_environment.hpp"
 
 namespace tunelock::launcher {
 

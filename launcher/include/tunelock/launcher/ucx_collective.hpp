@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tunelock/launcher/rendezvous.hpp"
-#include "tunelock/tree_collective.hpp"
+#include "tunelock/verify/tree_collective.hpp"
 
 namespace tunelock::launcher {
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "tunelock/base/environment.hpp"
 #include "tunelock/launcher/backend.hpp"
-#include "tunelock/environment.hpp"
 
 namespace tunelock::cuda {
 

@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tunelock/detail/same_bytes.hpp"
-#include "tunelock/tuning_key.hpp"
+#include "tunelock/base/same_bytes.hpp"
+#include "tunelock/model/tuning_key.hpp"
 
 namespace tunelock::launcher {
 
@@ -143,7 +143,8 @@ class ChoiceCache {
   // The variant cached for this call's key, or kNone. Lock-free; safe
   // against a concurrent insert() or clear(). (A plain index rather than an
   // optional: returning an optional through memory stalled every launch.)
-  std::size_t find(std::span<const KeyValue> values, std::span<const std::string_view> dtypes) const {
+  std::size_t find(std::span<const KeyValue> values,
+                   std::span<const std::string_view> dtypes) const {
     const Entry* last = last_hit_.load(std::memory_order_acquire);
     if (last && last->epoch == epoch_.load(std::memory_order_acquire) &&
         RawKey::same_key(last->raw, values, dtypes))

@@ -15,12 +15,12 @@
 #include <string_view>
 #include <vector>
 
-#include "tunelock/config.hpp"
-#include "tunelock/kernel_id.hpp"
 #include "tunelock/launcher/detail/choice_cache.hpp"
 #include "tunelock/launcher/tuner.hpp"
-#include "tunelock/runtime.hpp"
-#include "tunelock/tuning_key.hpp"
+#include "tunelock/model/config.hpp"
+#include "tunelock/model/kernel_id.hpp"
+#include "tunelock/model/tuning_key.hpp"
+#include "tunelock/runtime/runtime.hpp"
 
 namespace tunelock::launcher {
 

@@ -1,0 +1,35 @@
+// What the first call of a kernel for a new key does under a policy: the
+// one place the story of a call is decided. The launcher (family_core.cpp)
+// and the Triton interception (python/tunelock/triton.py, through the C
+// ABI) carry the plan out; neither decides it.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "tunelock/decision/policy.hpp"
+#include "tunelock/model/kernel_id.hpp"
+
+namespace tunelock {
+
+enum class FirstCall {
+  untouched,       // not observed: timed as the autotuner would, nothing logged
+  single,          // one config: nothing to choose, not logged
+  single_logged,   // one config, observed: logged once under key "*"
+  pinned,          // the rules choose without a clock; the first call checks its bits
+  audited,         // as pinned, then every live candidate timed and the bits compared
+  timed_logged,    // timed as the autotuner would; the winner logged as timed
+  timed_recorded,  // timed, audited for bits, the winner logged and recorded
+};
+
+// "untouched", "single", "single_logged", "pinned", "audited",
+// "timed_logged", "timed_recorded": how the C ABI names a plan.
+std::string_view to_string(FirstCall plan);
+
+// `config_count`: the kernel's declared configs (before any pruning).
+FirstCall plan_first_call(const Policy& policy, const KernelId& kernel, std::size_t config_count);
+
+// What `enumerate` says of a kernel under the plan: PINNED, TIMED or UNPINNED.
+std::string_view enumerate_state(FirstCall plan);
+
+}  // namespace tunelock

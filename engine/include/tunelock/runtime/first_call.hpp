@@ -1,0 +1,93 @@
+// The first call of a kernel for a new key, told once for every face: the
+// call plan, the decision and its evidence, the fastest equivalent, the
+// bits check, the audit entry, the choice-log entry, the record and every
+// message. A face (the C++ launcher, the Triton interception through the C
+// ABI) implements only a CallRunner: how to run and time one candidate on
+// this call's arguments, and how to put those arguments back.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunelock/decision/call_plan.hpp"
+#include "tunelock/decision/decision.hpp"
+#include "tunelock/model/config.hpp"
+#include "tunelock/model/kernel_id.hpp"
+
+namespace tunelock {
+
+class Runtime;
+
+// What the driver asks of a face for one call. Candidates are numbered as
+// in FirstCallRequest::candidates.
+class CallRunner {
+ public:
+  virtual ~CallRunner() = default;
+
+  // Median milliseconds of candidate `i`, timed as the face's autotuner
+  // times (warm-up, repeats), its declared outputs reset before each run.
+  // Throws when the candidate fails to run.
+  virtual double time(std::size_t i) = 0;
+
+  // Whether the call declares outputs a bits check can compare. Without
+  // them, run_outputs is never called.
+  virtual bool has_outputs() const = 0;
+
+  // One run of candidate `i` from the call's own inputs (or, after
+  // use_second_input, from the second input): a text equal for two runs
+  // exactly when every output bit is equal (the bytes, or a digest of
+  // them, with shapes and types). Throws when the candidate fails to run.
+  virtual std::string run_outputs(std::size_t i) = 0;
+
+  // Overwrites the call's floating-point inputs with a second input, for
+  // the bit classes; false when the call offers none.
+  virtual bool use_second_input() = 0;
+
+  // Leaves every buffer of the call as it came in: the real launch follows.
+  virtual void put_back() = 0;
+
+  // Whether the caller's stream is being captured into a graph: nothing
+  // may run twice there, so nothing is timed or checked.
+  virtual bool capturing() const = 0;
+};
+
+struct FirstCallRequest {
+  std::string arch;
+  KernelId kernel;
+  std::string key;                     // the tuning key's text
+  std::span<const Config> candidates;  // the live ones (after any pruning)
+  std::size_t declared = 0;            // configs the kernel declares (the plan's input); 0: all
+  // Signatures of candidates the kernel itself declares racy.
+  std::span<const std::string> nondeterministic_variants = {};
+  // What the face calls its candidates in the enumerate line ("configs",
+  // "variants").
+  std::string_view candidates_are = "configs";
+};
+
+struct FirstCallOutcome {
+  FirstCall plan = FirstCall::untouched;
+  std::size_t launched = 0;             // the candidate to launch for this key from now on
+  std::optional<Decision> decision;     // pinned and audited: the rules' answer and its evidence
+  std::optional<bool> repeats;          // the launched config's bits check, when it ran
+  std::optional<std::size_t> audit_id;  // audited: the entry to count calls against
+  bool timed = false;                   // the launched config won on the clock
+};
+
+// Carries out the plan for one new key (see call_plan.hpp). Logs, records
+// and files audit entries through `runtime`; leaves the call's buffers as
+// they came in, also when it throws. Throws Error for a timed first call
+// inside a graph capture, when every timed candidate fails, and for changed
+// bits under verify_strict; TableMissError under on_miss = error.
+FirstCallOutcome run_first_call(Runtime& runtime, const FirstCallRequest& request,
+                                CallRunner& runner);
+
+// The enumerate line of a kernel (PINNED, TIMED or UNPINNED, with its count
+// of candidates), once per policy, when the policy asks for it.
+void enumerate_once(Runtime& runtime, const KernelId& kernel, FirstCall plan, std::size_t count,
+                    std::string_view candidates_are = "configs");
+
+}  // namespace tunelock

@@ -1,0 +1,209 @@
+// The process-wide state behind a policy: which policy is installed, the
+// choices logged under it, the tables loaded for it, records being captured,
+// and each verification group's agreement. A Runtime is one rank's view;
+// process_runtime() is the one a program uses, tests may build several to
+// play several ranks in one process.
+//
+// Thread-safe: many threads may choose, log and read at once.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "tunelock/base/notices.hpp"
+#include "tunelock/decision/decision.hpp"
+#include "tunelock/decision/policy.hpp"
+#include "tunelock/decision/selection.hpp"
+#include "tunelock/logs/choice_log.hpp"
+#include "tunelock/records/audit_file.hpp"
+#include "tunelock/records/record_store.hpp"
+#include "tunelock/tables/table.hpp"
+#include "tunelock/verify/collective.hpp"
+#include "tunelock/verify/verify.hpp"
+
+namespace tunelock {
+
+class Runtime {
+ public:
+  // `notices` outlives the runtime; it is reset whenever the policy changes.
+  Runtime(int rank, Notices& notices);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // ---- Policy ----
+
+  // Replaces the installed policy. Validates it; in record mode creates the
+  // record path's parent folders and fails, keeping the previous policy,
+  // when they cannot be written. A changed policy first writes pending
+  // records, then resets per-policy state (choice log, group agreement,
+  // tables, records, once-notices) and bumps generation(). Installing an
+  // equal policy changes nothing.
+  void install(const Policy& policy);
+
+  // The installed policy; a default one (auto, nothing intercepted) before
+  // any install.
+  std::shared_ptr<const Policy> policy() const;
+
+  // Changes whenever per-policy state was reset, so callers holding caches
+  // of choices (the launcher) know to drop them.
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
+  int rank() const { return rank_; }
+
+  // The once-per-policy notices of this runtime (reset on policy change).
+  Notices& notices() const { return notices_; }
+
+  // ---- Choosing and logging ----
+
+  // The timing-free choice under the installed policy (chaos when it asks
+  // for it), with the arch's table from its table path loaded once per
+  // policy. Logs the choice as pinned when `log` is true.
+  // `nondeterministic_variants`: signatures of candidates the caller's
+  // kernel declares racy (launcher variants); the fallback rules skip them,
+  // as they skip the table's and the policy's.
+  Choice pinned_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
+                       std::span<const Config> candidates, bool log = true,
+                       std::span<const std::string> nondeterministic_variants = {});
+
+  // pinned_choice with its evidence, for a first call: the table entries
+  // skipped as stale and the deciding entry's equivalents among the
+  // candidates (decision.hpp), so nothing downstream looks the table up
+  // again. Logs nothing: the caller logs what it launches under.
+  Decision pinned_decision(std::string_view arch, const KernelId& kernel, std::string_view key,
+                           std::span<const Config> candidates,
+                           std::span<const std::string> nondeterministic_variants = {});
+
+  // What the first pinned call per key saw when it ran its config twice on
+  // identical inputs: `repeated` true (same bits), false (bits changed), or
+  // nullopt (the call declares nothing to compare). Changed bits warn once
+  // per (kernel, key, config), or throw Error under verify_strict; nothing
+  // to compare says so once per kernel. Never changes a choice: a rank's
+  // observation must not split the ranks.
+  void note_bits_check(const KernelId& kernel, std::string_view key, const Config& pinned,
+                       std::optional<bool> repeated);
+
+  // Logs a choice once per (arch, qualified, key) for kernels the policy
+  // observes (in scope, not config-invariant). Returns true when new.
+  bool log_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
+                  const Config& chosen, ChoiceOrigin origin);
+
+  const ChoiceLog& choice_log() const { return log_; }
+  std::string choice_digest() const;
+
+  // The arch's table along the policy's table path, then the installed
+  // tables; null when there is none. Loaded once per policy.
+  std::shared_ptr<const Table> table_for(std::string_view arch);
+
+  // Record mode: keeps a tuned key's winner and every candidate's timings
+  // for the files written at exit.
+  void record(const std::string& arch, const std::string& qualified, const std::string& key,
+              const Config& winner, std::vector<CandidateTiming> timings) {
+    records_.add(arch, qualified, key, winner, std::move(timings));
+  }
+  const RecordStore& records() const { return records_; }
+
+  // ---- Audit mode ----
+
+  // Audit mode's first call of a pinned key, after every live candidate
+  // was timed as record mode times them (`timings`, in candidate order,
+  // with the bits audit's flags and classes): keeps an entry for the file
+  // written at exit with the config launched (`launched`: the choice, or an
+  // equivalent timed in its place), the rule that chose, whether a table
+  // entry for the call was stale (`decision.stale`), the pinned config's
+  // bits (`repeats`, else the audit's flag) and the entry's configs
+  // (`decision.equivalent`) whose bits differ from it. Returns the entry's
+  // id for count_audited_call.
+  std::size_t audit_key(std::string_view arch, const KernelId& kernel, std::string_view key,
+                        std::span<const Config> candidates, const Decision& decision,
+                        std::size_t launched, std::span<const CandidateTiming> timings,
+                        std::optional<bool> repeats);
+  // One more call (or `calls`) of an audited key: the report weighs by them.
+  void count_audited_call(std::size_t id, std::int64_t calls = 1) {
+    records_.count_audited_call(id, calls);
+  }
+
+  // The running device, as the backend knows it: tables whose provenance
+  // differs get a warning naming each difference, and record runs write it
+  // into their timing sidecars.
+  void set_device(Provenance device);
+
+  // ---- Verification ----
+
+  // One round in `group`: send what was logged since this group's last
+  // check, compare, fold into the group's agreement. In a round that finds
+  // new conflicts the group's lowest rank logs the full report and the others
+  // one line naming the count and that rank; with verify_strict, Error is
+  // thrown on every rank. All ranks of the group must call it, each from
+  // one thread at a time (a collective's rounds are sequential; the group's
+  // buffers are kept from one check to the next).
+  VerifyResult verify(Collective& group);
+
+  // Each check's launch digest (watch_link.hpp): when set, verify() first
+  // logs `watch|tunelock.watch.launches|check=<n>` (n counting the group's
+  // checks) with the digest, so the group compares launches like choices.
+  void set_launch_digest_source(std::function<std::string()> source);
+
+  // verify() when the policy's verify_every divides `iteration`; nullopt
+  // ("not checked") otherwise or when verification is off.
+  std::optional<bool> maybe_verify(std::int64_t iteration, Collective& group);
+
+  // ---- Output ----
+
+  // Writes records (record mode) now; `choice_log_prefix` non-empty also
+  // dumps the choice log to `<prefix>.rank<N>.json`.
+  void flush(const std::filesystem::path& choice_log_prefix = {});
+
+  // `{"rank": N, "entries": {...}, "digest": "..."}`, atomically.
+  void dump_choice_log(const std::filesystem::path& prefix) const;
+  static std::filesystem::path choice_log_file(const std::filesystem::path& prefix, int rank);
+
+ private:
+  void reset_policy_state();
+  Decision decide_pinned(std::string_view arch, const KernelId& kernel, std::string_view key,
+                         std::span<const Config> candidates,
+                         std::span<const std::string> nondeterministic_variants, bool details);
+  void write_pending_records(const Policy& policy);
+
+  const int rank_;
+  Notices& notices_;
+
+  mutable std::mutex mutex_;  // guards policy_, tables_, groups_
+  std::shared_ptr<const Policy> policy_;
+  std::atomic<std::uint64_t> generation_{0};
+  std::map<std::string, std::shared_ptr<const Table>, std::less<>> tables_;
+  Provenance device_;
+  ChoiceLog log_;
+  std::function<std::string()> launch_digest_;
+  RecordStore records_;
+
+  // One per group; shared, so a check holds its group's state without the
+  // lock while it waits on the network, and a policy change cannot free it.
+  struct GroupState;
+  std::map<std::string, std::shared_ptr<GroupState>> groups_;
+  VerifyResult gather_and_fold(Collective& group, std::span<const ChoiceEntry> fresh,
+                               GroupState& state);
+  void report_conflicts(const Collective& group, const VerifyResult& result);
+};
+
+// TUNELOCK_CHOICE_LOG, the prefix choice logs are dumped to; empty when unset.
+std::filesystem::path choice_log_prefix_from_environment();
+
+// This process's runtime: rank from the launcher's variables, the process
+// notices, and at exit it writes pending records and, when
+// TUNELOCK_CHOICE_LOG is set, the choice log.
+Runtime& process_runtime();
+
+// The policy from this process's environment (with the MAMBA_DETERMINISTIC
+// notice), installed into process_runtime(). Returns it.
+Policy install_from_environment();
+
+}  // namespace tunelock

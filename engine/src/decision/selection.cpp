@@ -1,0 +1,279 @@
+#include "tunelock/decision/selection.hpp"
+
+#include "tables/table_index.hpp"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <array>
+
+#include "tunelock/base/error.hpp"
+#include "tunelock/base/log.hpp"
+
+namespace tunelock {
+namespace {
+
+Notices& notices_of(const SelectionRules& rules) {
+  return rules.notices ? *rules.notices : process_notices();
+}
+
+void no_candidates(const std::string& qualified) {
+  throw Error("kernel '" + qualified + "' has no candidate configs to choose from");
+}
+
+// Truthful words: the cheapest config is chosen without a clock, so every
+// rank picks it alike, but nothing here has seen its bits.
+std::string untuned_warning(std::string_view qualified, std::string_view arch,
+                            std::size_t skipped) {
+  std::string text =
+      "no tuned config for kernel '" + std::string(qualified) + "' on " + std::string(arch) +
+      "; using the cheapest config (every rank picks the same one), which may be "
+      "slower and is not known to repeat its bits: the first pinned call per key "
+      "checks them where the kernel declares its outputs (unless TUNELOCK_CHECK_BITS=off)";
+  if (skipped)
+    text += "; " + std::to_string(skipped) + " config(s) known to be nondeterministic skipped";
+  return text + ". Record a table to pin the fastest config whose bits repeat";
+}
+
+std::size_t count_marked(const std::vector<bool>& marks) {
+  return static_cast<std::size_t>(std::count(marks.begin(), marks.end(), true));
+}
+
+std::string marked_list(const std::vector<bool>& marks) {
+  std::string out;
+  for (std::size_t i = 0; i < marks.size(); ++i)
+    if (marks[i]) out += (out.empty() ? "" : ", ") + std::to_string(i);
+  return out;
+}
+
+// A once-per-policy warning: into the caller's list when it keeps one (a
+// tool shows it beside the decision), else the log.
+void warn(const SelectionRules& rules, std::string text) {
+  if (rules.warnings)
+    rules.warnings->push_back(std::move(text));
+  else
+    logger().warn("{}", text);
+}
+
+void explain_table_step(const SelectionRules& rules, std::string_view name, std::string_view key,
+                        const EntryMatch& found) {
+  std::string line = "table " + std::string(rules.table->arch()) + " " + std::string(name) + " [" +
+                     std::string(key) + "]: ";
+  if (!found.present) {
+    line += "no entry";
+  } else if (found.stale()) {
+    line += "stale entry " + signature(rules.table->entry(name, key)->config) +
+            " matches no live candidate, skipped";
+  } else {
+    line += "entry matches candidate " + std::to_string(*found.index) + ", decides";
+  }
+  rules.explanation->push_back(std::move(line));
+}
+
+// The table rule: qualified name before bare name, exact key before "*".
+// A present entry naming no live candidate is stale: skipped, noted once.
+std::optional<Choice> choose_from_table(const KernelId& kernel, std::string_view key,
+                                        std::span<const Config> candidates,
+                                        const SelectionRules& rules) {
+  const std::array<std::string_view, 2> keys{key, kWildcardKey};
+  const std::size_t key_count = key == kWildcardKey ? 1 : 2;
+  // The qualified name is built and asked about only when the table may
+  // hold a name that long: building it and looking it up cost as much as
+  // the rest of a hit, and Megatron's tables hold bare names only. An
+  // explanation asks anyway, to say the name has no entries. Reused per
+  // thread: the name usually outgrows the small-string buffer.
+  thread_local std::string qualified;
+  const bool ask_qualified =
+      rules.explanation || detail::TableIndexAccess::may_hold_kernel_name_of_length(
+                               *rules.table, kernel.qualified_size());
+  qualified.clear();
+  if (ask_qualified) kernel.append_qualified(qualified);
+  const TableNames names = table_names(kernel, qualified);
+  for (std::size_t n = ask_qualified ? 0 : 1; n < names.count; ++n) {  // names[0] is qualified
+    const std::string_view name = names.begin()[n];
+    const detail::NameMatch found = detail::TableIndexAccess::match_in_order(
+        *rules.table, name, std::span(keys).first(key_count), candidates);
+    if (!found.kernel_present) {
+      if (rules.explanation)
+        rules.explanation->push_back("table " + std::string(rules.table->arch()) + " " +
+                                     std::string(name) + ": no entries for this name");
+      continue;
+    }
+    for (std::size_t k = 0; k < found.tried; ++k) {
+      const EntryMatch& match = found.keys[k];
+      if (rules.explanation) explain_table_step(rules, name, keys[k], match);
+      if (match.index) return Choice{*match.index, k == 0 ? Reason::table : Reason::table_wildcard};
+      if (match.stale() &&
+          notices_of(rules).first("stale|" + std::string(name) + "|" + std::string(keys[k]))) {
+        warn(rules, "table entry for kernel '" + std::string(name) + "' key '" +
+                        std::string(keys[k]) + "' on " + std::string(rules.arch) +
+                        " matches none of the " + std::to_string(candidates.size()) +
+                        " live candidates; skipped (re-record the table for the current kernels)");
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(Reason reason) {
+  switch (reason) {
+    case Reason::table:
+      return "table";
+    case Reason::table_wildcard:
+      return "table*";
+    case Reason::block_sizes:
+      return "block_sizes";
+    case Reason::min_cost:
+      return "min_cost";
+    case Reason::chaos:
+      return "chaos";
+  }
+  return "unknown";
+}
+
+std::optional<std::size_t> match_block_sizes(std::span<const Config> candidates,
+                                             std::span<const BlockSize> block_sizes,
+                                             const std::vector<bool>& skip) {
+  if (block_sizes.empty()) return std::nullopt;  // no override asked for
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!skip.empty() && skip[i]) continue;
+    const bool all = std::all_of(block_sizes.begin(), block_sizes.end(), [&](const BlockSize& b) {
+      return candidates[i].param(b.name) == b.value;
+    });
+    if (all) return i;
+  }
+  return std::nullopt;
+}
+
+std::size_t cheapest(std::span<const Config> candidates, const std::vector<bool>& skip) {
+  const bool all_marked = !skip.empty() && count_marked(skip) == candidates.size();
+  std::optional<std::size_t> best;
+  Cost best_cost;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!skip.empty() && skip[i] && !all_marked) continue;
+    const Cost cost = estimate_cost(candidates[i]);
+    if (!best || cost < best_cost) {  // strict: ties keep the earlier candidate
+      best = i;
+      best_cost = cost;
+    }
+  }
+  return *best;
+}
+
+Choice deterministic_choice(const KernelId& kernel, std::string_view key,
+                            std::span<const Config> candidates, const SelectionRules& rules) {
+  if (candidates.empty()) no_candidates(kernel.qualified());
+
+  // Explanation lines are built only when asked for: a decision without
+  // one must not pay for formatting strings it throws away.
+  auto note = [&](auto&& line) {
+    if (rules.explanation) rules.explanation->push_back(line());
+  };
+  if (rules.table) {
+    if (auto chosen = choose_from_table(kernel, key, candidates, rules)) return *chosen;
+  } else {
+    note([&] { return "table: none for " + std::string(rules.arch); });
+  }
+  // The fallback rules never pick a config known to change its own bits.
+  const std::vector<bool> skip = known_nondeterministic(
+      kernel, candidates,
+      {rules.table, rules.declared_nondeterministic, rules.nondeterministic_variants});
+  const std::size_t skipped = count_marked(skip);
+  if (skipped) {
+    note([&] {
+      return "nondeterministic: candidate(s) " + marked_list(skip) +
+             " known to change their own bits (table or declared), skipped by the rules below";
+    });
+  }
+  if (auto index = match_block_sizes(candidates, rules.block_sizes, skip)) {
+    note([&] {
+      return "block sizes: candidate " + std::to_string(*index) +
+             " matches every override, decides";
+    });
+    return Choice{*index, Reason::block_sizes};
+  }
+  note([&] {
+    return std::string(rules.block_sizes.empty()
+                           ? "block sizes: none given"
+                           : "block sizes: no candidate matches every override");
+  });
+  if (rules.on_miss == OnMiss::error) {
+    note([] { return std::string("on_miss error: no rule decided"); });
+    throw TableMissError(
+        "no tuned config for kernel '" + kernel.qualified() + "' key '" + std::string(key) +
+        "' on " + std::string(rules.arch) +
+        " and on_miss is 'error'. Record a table (TUNELOCK_RECORD=<prefix>, then `tunelock "
+        "merge <prefix>.rank*.json -o <dir>/" +
+        std::string(rules.arch) +
+        ".json`) and put its directory on TUNELOCK_TABLE_PATH, or set TUNELOCK_ON_MISS=min_cost");
+  }
+  thread_local std::string notice_key;  // reused: a fallback must not allocate on every call
+  notice_key.assign("untuned|").append(rules.arch).append("|");
+  kernel.append_qualified(notice_key);
+  if (notices_of(rules).first(notice_key))
+    warn(rules, untuned_warning(kernel.qualified(), rules.arch, skipped));
+  const std::size_t index = cheapest(candidates, skip);
+  if (skipped == candidates.size() &&
+      notices_of(rules).first("all-nondeterministic|" + kernel.qualified())) {
+    warn(rules, "every candidate of kernel '" + kernel.qualified() +
+                    "' is known to change its own bits; using the cheapest anyway, so its "
+                    "results will differ from run to run. Add a config whose bits repeat");
+  }
+  note([&] {
+    return "on_miss min_cost: candidate " + std::to_string(index) + " is the cheapest" +
+           (skipped ? std::string(" of those not skipped") : "") +
+           " (ties go to the earlier), decides";
+  });
+  return Choice{index, Reason::min_cost};
+}
+
+Choice chaos_choice(const KernelId& kernel, std::string_view key,
+                    std::span<const Config> candidates, std::uint64_t rank) {
+  const std::string qualified = kernel.qualified();
+  if (candidates.empty()) no_candidates(qualified);
+  const std::string text = qualified + "|" + std::string(key);
+  const std::uint64_t hash = XXH3_64bits(text.data(), text.size());
+  return Choice{static_cast<std::size_t>((hash + rank) % candidates.size()), Reason::chaos};
+}
+
+std::vector<std::size_t> equivalent_candidates(const Table& table, const KernelId& kernel,
+                                               std::string_view key,
+                                               std::span<const Config> candidates,
+                                               const Choice& choice) {
+  std::vector<std::size_t> out;
+  if (choice.reason != Reason::table && choice.reason != Reason::table_wildcard) return out;
+  const std::string qualified = kernel.qualified();
+  const std::string_view entry_key = choice.reason == Reason::table ? key : kWildcardKey;
+  for (std::string_view name : table_names(kernel, qualified)) {
+    const std::optional<TableEntry> entry = table.entry(name, entry_key);
+    if (!entry || !entry->matches(candidates[choice.index])) continue;
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+      if (i != choice.index && std::find(entry->equivalent.begin(), entry->equivalent.end(),
+                                         candidates[i]) != entry->equivalent.end())
+        out.push_back(i);
+    break;
+  }
+  return out;
+}
+
+std::vector<Config> autotune_configs(std::vector<Config> configs, const Policy& policy) {
+  if (configs.empty() || !policy.pins()) return configs;
+  const auto matched = match_block_sizes(configs, policy.block_sizes);
+  const std::size_t chosen = matched ? *matched : cheapest(configs);
+  return {std::move(configs[chosen])};
+}
+
+Choice decide(const KernelId& kernel, std::string_view key, std::span<const Config> candidates,
+              const SelectionRules& rules, std::optional<std::uint64_t> chaos_rank) {
+  if (!chaos_rank) return deterministic_choice(kernel, key, candidates, rules);
+  const Choice choice = chaos_choice(kernel, key, candidates, *chaos_rank);
+  if (rules.explanation)
+    rules.explanation->push_back("chaos: rank " + std::to_string(*chaos_rank) +
+                                 " picks candidate " + std::to_string(choice.index) +
+                                 " on purpose (a positive control)");
+  return choice;
+}
+
+}  // namespace tunelock

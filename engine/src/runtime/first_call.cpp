@@ -1,0 +1,184 @@
+#include "tunelock/runtime/first_call.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "runtime/candidate_trials.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/base/log.hpp"
+#include "tunelock/runtime/runtime.hpp"
+
+namespace tunelock {
+namespace {
+
+using detail::repeats_its_bits;
+using detail::run_trials;
+using detail::TrialNames;
+using detail::Trials;
+
+std::vector<CandidateTiming> timings_of(std::span<const Config> candidates, const Trials& trials) {
+  std::vector<CandidateTiming> out;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    out.push_back({signature(candidates[i]), trials.median_ms[i], trials.nondeterministic[i],
+                   i < trials.bit_class.size() ? trials.bit_class[i] : std::nullopt});
+  return out;
+}
+
+std::vector<std::size_t> every(std::size_t count) {
+  std::vector<std::size_t> out(count);
+  std::iota(out.begin(), out.end(), std::size_t{0});
+  return out;
+}
+
+class Story {
+ public:
+  Story(Runtime& runtime, const FirstCallRequest& request, CallRunner& runner)
+      : runtime_(runtime),
+        request_(request),
+        runner_(runner),
+        policy_(runtime.policy()),
+        names_{request.kernel.qualified(), request.kernel.qualified() + " [" + request.key + "]"} {}
+
+  FirstCallOutcome tell() {
+    const std::span<const Config> candidates = request_.candidates;
+    if (candidates.empty())
+      throw Error("kernel family '" + names_.qualified + "' [" + request_.key +
+                  "] has no candidates");
+    const std::size_t declared = request_.declared ? request_.declared : candidates.size();
+    outcome_.plan = plan_first_call(*policy_, request_.kernel, declared);
+    const FirstCall plan = outcome_.plan;
+    const ChoiceOrigin origin = policy_->pins() ? ChoiceOrigin::pinned : ChoiceOrigin::timed;
+    if (plan == FirstCall::single_logged)
+      runtime_.log_choice(request_.arch, request_.kernel, kWildcardKey, candidates[0], origin);
+    if (plan == FirstCall::single || plan == FirstCall::single_logged) return outcome_;
+    enumerate_once(runtime_, request_.kernel, plan, declared, request_.candidates_are);
+    if (plan == FirstCall::pinned || plan == FirstCall::audited) {
+      pinned(plan == FirstCall::audited);
+    } else {
+      timed(plan != FirstCall::untouched, plan == FirstCall::timed_recorded);
+    }
+    return outcome_;
+  }
+
+ private:
+  // The rules' choice, then, once per key, its bits: two runs on identical
+  // inputs compared. The check only reports; it never changes the choice,
+  // since a rank's own observation must not split the ranks. Nothing runs
+  // inside a graph capture, so a captured first call goes unchecked.
+  void pinned(bool audited) {
+    const Decision& decision = *(outcome_.decision = runtime_.pinned_decision(
+                                     request_.arch, request_.kernel, request_.key,
+                                     request_.candidates, request_.nondeterministic_variants));
+    const std::size_t entry = decision.choice.index;
+    runtime_.log_choice(request_.arch, request_.kernel, request_.key, request_.candidates[entry],
+                        ChoiceOrigin::pinned);
+    const bool capturing = runner_.capturing();
+    outcome_.launched = entry;
+    if (policy_->equivalent == Equivalent::timed && !policy_->chaos && !capturing &&
+        !decision.equivalent.empty()) {
+      outcome_.launched = fastest_equivalent(entry, decision.equivalent);
+    } else if (policy_->check_bits && !capturing) {
+      check_bits(entry);
+    }
+    // The audit only watches: what launches is what plain pinned launches.
+    if (audited && !capturing) {
+      const Trials trials =
+          run_trials(runner_, request_.candidates, every(request_.candidates.size()), names_,
+                     runtime_.notices(), /*audit=*/true);
+      outcome_.audit_id = runtime_.audit_key(
+          request_.arch, request_.kernel, request_.key, request_.candidates, decision,
+          outcome_.launched, timings_of(request_.candidates, trials), outcome_.repeats);
+    }
+  }
+
+  void check_bits(std::size_t index) {
+    outcome_.repeats = repeats_its_bits(runner_, index);
+    runtime_.note_bits_check(request_.kernel, request_.key, request_.candidates[index],
+                             outcome_.repeats);
+  }
+
+  // TUNELOCK_EQUIVALENT=timed: the entry's config and its equivalents (same
+  // bits by the record's audit) timed, the fastest launched from then on.
+  // The log already names the entry's config, so digests and verification
+  // are those of plain pinned. A member that fails to run (timed as
+  // infinite) or fails the bits check is dropped; the entry's own config is
+  // the last resort, checked as plain pinned checks it.
+  std::size_t fastest_equivalent(std::size_t entry, std::span<const std::size_t> members) {
+    std::vector<std::size_t> order{entry};
+    order.insert(order.end(), members.begin(), members.end());
+    const Trials trials = run_trials(runner_, request_.candidates, order, names_,
+                                     runtime_.notices(), /*audit=*/false);
+    std::vector<std::size_t> by_time;  // positions in `order`, fastest first, failures left out
+    for (std::size_t j = 0; j < order.size(); ++j)
+      if (trials.median_ms[j]) by_time.push_back(j);
+    std::stable_sort(by_time.begin(), by_time.end(), [&](std::size_t a, std::size_t b) {
+      return *trials.median_ms[a] < *trials.median_ms[b];
+    });
+    for (std::size_t j : by_time) {
+      const std::size_t index = order[j];
+      if (index == entry) break;  // the entry itself: checked below as plain pinned
+      if (!policy_->check_bits || repeats_its_bits(runner_, index) != false) {
+        outcome_.timed = true;
+        return index;
+      }
+      const std::string config = signature(request_.candidates[index]);
+      if (runtime_.notices().first("equivalent-dropped|" + names_.qualified + "|" + config)) {
+        logger().warn(
+            "equivalent config {} of {} gave different bits in two runs: dropped, never launched "
+            "in place of the entry's config",
+            config, names_.what);
+      }
+    }
+    if (policy_->check_bits) check_bits(entry);
+    return entry;
+  }
+
+  // Timed as the autotuner would (never inside a graph capture), logged
+  // when observed, recorded and audited in record mode.
+  void timed(bool logged, bool recorded) {
+    if (runner_.capturing()) {
+      throw Error("kernel family '" + names_.qualified + "' [" + request_.key + "] on " +
+                  request_.arch +
+                  ": its first call for this key is inside a CUDA graph capture, and the " +
+                  std::string(to_string(policy_->effective_mode())) +
+                  " policy would time its candidates, which cannot run during a capture; warm up "
+                  "(call it once for this key) before capturing, or capture under pinned");
+    }
+    const Trials trials =
+        run_trials(runner_, request_.candidates, every(request_.candidates.size()), names_,
+                   runtime_.notices(), /*audit=*/recorded);
+    outcome_.launched = trials.best;
+    outcome_.timed = true;
+    const Config& winner = request_.candidates[trials.best];
+    if (logged)
+      runtime_.log_choice(request_.arch, request_.kernel, request_.key, winner,
+                          ChoiceOrigin::timed);
+    if (recorded)
+      runtime_.record(request_.arch, names_.qualified, request_.key, winner,
+                      timings_of(request_.candidates, trials));
+  }
+
+  Runtime& runtime_;
+  const FirstCallRequest& request_;
+  CallRunner& runner_;
+  const std::shared_ptr<const Policy> policy_;
+  const TrialNames names_;
+  FirstCallOutcome outcome_;
+};
+
+}  // namespace
+
+FirstCallOutcome run_first_call(Runtime& runtime, const FirstCallRequest& request,
+                                CallRunner& runner) {
+  return Story(runtime, request, runner).tell();
+}
+
+void enumerate_once(Runtime& runtime, const KernelId& kernel, FirstCall plan, std::size_t count,
+                    std::string_view candidates_are) {
+  if (!runtime.policy()->enumerate) return;
+  const std::string qualified = kernel.qualified();
+  if (!runtime.notices().first("enumerate|" + qualified)) return;
+  logger().info("{} {} ({} {})", enumerate_state(plan), qualified, count, candidates_are);
+}
+
+}  // namespace tunelock

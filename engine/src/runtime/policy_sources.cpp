@@ -1,0 +1,340 @@
+#include "tunelock/runtime/policy_sources.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+#include "base/text.hpp"
+#include "tunelock/base/error.hpp"
+#include "tunelock/base/log.hpp"
+
+namespace tunelock {
+namespace {
+
+constexpr std::string_view kPrefix = "TUNELOCK_";
+constexpr std::string_view kMegatronPrefix = "MCORE_AUTOTUNE_";
+constexpr std::string_view kTritonBlockPrefix = "TRITON_AUTOTUNE_";
+
+std::string trim(std::string_view value) { return std::string(text::trimmed(value)); }
+
+[[noreturn]] void invalid(const std::string& origin, std::string_view value,
+                          std::string_view allowed) {
+  invalid_value(origin, value, allowed);
+}
+
+bool parse_bool(std::string_view raw, const std::string& origin) {
+  return parse_boolean(origin, raw);
+}
+
+std::int64_t parse_int(std::string_view raw, const std::string& origin, std::string_view allowed) {
+  return parse_integer(origin, raw, std::numeric_limits<std::int64_t>::min(),
+                       std::numeric_limits<std::int64_t>::max(), allowed);
+}
+
+int parse_count(std::string_view raw, const std::string& origin) {
+  constexpr std::string_view allowed = "0 (off) or a positive integer";
+  const std::int64_t value = parse_int(raw, origin, allowed);
+  if (value < 0 || value > std::numeric_limits<int>::max()) invalid(origin, raw, allowed);
+  return static_cast<int>(value);
+}
+
+double parse_seconds(std::string_view raw, const std::string& origin) {
+  constexpr std::string_view allowed = "a positive number of seconds, decimal, 0.001 to 1e9";
+  const std::string value = trim(raw);
+  // Decimal only: strtod would also take hex ("0x10") and "inf"/"nan".
+  const bool decimal = std::all_of(value.begin(), value.end(), [](unsigned char c) {
+    return std::isdigit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+  });
+  char* end = nullptr;
+  const double out = std::strtod(value.c_str(), &end);
+  // Below a millisecond the deadline would round to 0 ms: no wait at all.
+  if (value.empty() || !decimal || end != value.c_str() + value.size() || !(out >= 0.001) ||
+      out > 1e9)
+    invalid(origin, raw, allowed);
+  return out;
+}
+
+std::vector<std::string> split(std::string_view text, char separator) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(separator, start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string item = trim(text.substr(start, end - start));
+    if (!item.empty()) out.push_back(std::move(item));
+    start = end + 1;
+  }
+  return out;
+}
+
+Mode parse_mode(std::string_view raw, const std::string& origin) {
+  const std::string value = trim(raw);
+  if (value == "auto") return Mode::automatic;
+  if (value == "pinned") return Mode::pinned;
+  if (value == "record") return Mode::record;
+  if (value == "audit") return Mode::audit;
+  invalid(origin, raw, "auto, pinned, record, audit");
+}
+
+Equivalent parse_equivalent(std::string_view raw, const std::string& origin) {
+  const std::string value = trim(raw);
+  if (value == "off") return Equivalent::off;
+  if (value == "timed") return Equivalent::timed;
+  invalid(origin, raw, "off, timed");
+}
+
+ProvenanceCheck parse_provenance_check(std::string_view raw, const std::string& origin) {
+  const std::string value = trim(raw);
+  if (value == "warn") return ProvenanceCheck::warn;
+  if (value == "strict") return ProvenanceCheck::strict;
+  if (value == "ignore") return ProvenanceCheck::ignore;
+  invalid(origin, raw, "warn, strict, ignore");
+}
+
+BlockSize parse_block_size(std::string_view name, std::string_view value,
+                           const std::string& origin) {
+  constexpr std::string_view allowed = "a positive integer";
+  const std::int64_t size = parse_int(value, origin, allowed);
+  if (size <= 0) invalid(origin, value, allowed);
+  return BlockSize{std::string(name), size};
+}
+
+// One settable field: its key/value name, its environment suffix, and how a
+// text value lands in the policy. Every source goes through this table.
+struct Field {
+  std::string_view key;
+  std::string_view env;  // after TUNELOCK_ / MCORE_AUTOTUNE_; empty = no variable
+  void (*apply)(Policy&, std::string_view value, const std::string& origin);
+  // An older name of the variable, still read (the primary name wins).
+  std::string_view env_alias = {};
+};
+
+constexpr std::array<Field, 17> kFields{{
+    {"mode", "MODE",
+     [](Policy& p, std::string_view v, const std::string& o) { p.mode = parse_mode(v, o); }},
+    {"modules", "MODULES",
+     [](Policy& p, std::string_view v, const std::string&) { p.modules = split(v, ','); }},
+    {"config_invariant", "CONFIG_INVARIANT",
+     [](Policy& p, std::string_view v, const std::string&) { p.config_invariant = split(v, ','); }},
+    {"table_path", "TABLE_PATH",
+     [](Policy& p, std::string_view v, const std::string&) { p.table_path = split(v, ':'); }},
+    {"record_path", "RECORD",
+     [](Policy& p, std::string_view v, const std::string&) { p.record_path = trim(v); }},
+    {"on_miss", "ON_MISS",
+     [](Policy& p, std::string_view v, const std::string& o) { p.on_miss = parse_on_miss(v, o); }},
+    {"block_sizes", "",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.block_sizes = parse_block_sizes(v, o);
+     }},
+    {"verify_every", "VERIFY_EVERY",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.verify_every = parse_count(v, o);
+     },
+     "VERIFY"},
+    {"verify_strict", "VERIFY_STRICT",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.verify_strict = parse_bool(v, o);
+     }},
+    {"enumerate", "ENUMERATE",
+     [](Policy& p, std::string_view v, const std::string& o) { p.enumerate = parse_bool(v, o); }},
+    {"chaos", "CHAOS",
+     [](Policy& p, std::string_view v, const std::string& o) { p.chaos = parse_bool(v, o); }},
+    {"deterministic", "DETERMINISTIC",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.deterministic = parse_bool(v, o);
+     }},
+    {"verify_timeout_s", "VERIFY_TIMEOUT",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.verify_timeout_s = parse_seconds(v, o);
+     }},
+    {"nondeterministic", "NONDETERMINISTIC",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.nondeterministic = parse_declared_configs(v, o);
+     }},
+    {"check_bits", "CHECK_BITS",
+     [](Policy& p, std::string_view v, const std::string& o) { p.check_bits = parse_bool(v, o); }},
+    {"equivalent", "EQUIVALENT",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.equivalent = parse_equivalent(v, o);
+     }},
+    {"provenance", "PROVENANCE",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.provenance = parse_provenance_check(v, o);
+     }},
+}};
+
+std::string known_keys() {
+  std::string out;
+  for (std::string_view key : policy_keys()) out += (out.empty() ? "" : ", ") + std::string(key);
+  return out;
+}
+
+// The non-empty value of `name`, if set.
+const std::string* lookup(const Environment& env, const std::string& name) {
+  auto it = env.find(name);
+  return it == env.end() || trim(it->second).empty() ? nullptr : &it->second;
+}
+
+bool is_known_suffix(std::string_view suffix) {
+  if (suffix.starts_with("BLOCK")) return true;
+  if (std::any_of(std::begin(env_names::kAll), std::end(env_names::kAll),
+                  [&](std::string_view name) { return name.substr(9) == suffix; }))
+    return true;  // 9: strlen("TUNELOCK_")
+  return std::any_of(kFields.begin(), kFields.end(), [&](const Field& f) {
+    return (!f.env.empty() && f.env == suffix) || (!f.env_alias.empty() && f.env_alias == suffix);
+  });
+}
+
+void reject_unknown_variables(const Environment& env) {
+  for (const auto& [name, value] : env) {
+    for (std::string_view prefix : {kPrefix, kMegatronPrefix}) {
+      std::string_view view = name;
+      if (!view.starts_with(prefix) || trim(value).empty()) continue;
+      if (!is_known_suffix(view.substr(prefix.size()))) {
+        std::string known;
+        for (const Field& f : kFields)
+          if (!f.env.empty())
+            known += (known.empty() ? "" : ", ") + std::string(prefix) + std::string(f.env);
+        throw Error(name + ": unknown variable; known: " + known + ", " + std::string(prefix) +
+                    "BLOCK*=<int>");
+      }
+    }
+  }
+}
+
+// Block sizes from every BLOCK* variable; the TUNELOCK_ spelling wins over
+// the Megatron one, which wins over Triton's.
+std::vector<BlockSize> block_sizes_from(const Environment& env) {
+  std::map<std::string, BlockSize, std::less<>> by_name;
+  for (std::string_view prefix : {kTritonBlockPrefix, kMegatronPrefix, kPrefix}) {
+    for (const auto& [name, value] : env) {
+      std::string_view view = name;
+      if (!view.starts_with(prefix) || trim(value).empty()) continue;
+      std::string_view block = view.substr(prefix.size());
+      if (!block.starts_with("BLOCK")) continue;
+      by_name.insert_or_assign(std::string(block), parse_block_size(block, value, name));
+    }
+  }
+  std::vector<BlockSize> out;
+  for (auto& [name, size] : by_name) out.push_back(std::move(size));
+  return out;
+}
+
+// Megatron passes its table and record paths through os.path.expanduser, so
+// `~` and `~/...` name the home folder here too (`~user` is left as written).
+std::string expand_home(const std::string& path, const char* home) {
+  if (!home || !*home || path.empty() || path[0] != '~') return path;
+  if (path.size() > 1 && path[1] != '/') return path;
+  return std::string(home) + path.substr(1);
+}
+
+void expand_user_paths(Policy& policy, const char* home) {
+  for (std::string& entry : policy.table_path) entry = expand_home(entry, home);
+  policy.record_path = expand_home(policy.record_path, home);
+}
+
+}  // namespace
+
+OnMiss parse_on_miss(std::string_view raw, const std::string& origin) {
+  const std::string value = trim(raw);
+  if (value == "min_cost") return OnMiss::min_cost;
+  if (value == "error") return OnMiss::error;
+  invalid(origin, raw, "min_cost, error");
+}
+
+std::vector<BlockSize> parse_block_sizes(std::string_view text, const std::string& origin) {
+  std::vector<BlockSize> out;
+  for (const std::string& item : split(text, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      invalid(origin, text, "NAME=INT pairs such as BLOCK_M=64,BLOCK_N=32");
+    out.push_back(parse_block_size(trim(item.substr(0, eq)), item.substr(eq + 1), origin));
+  }
+  return out;
+}
+
+Policy policy_from_environment(const Environment& env) {
+  reject_unknown_variables(env);
+  Policy policy;
+  for (const Field& field : kFields) {
+    if (field.env.empty()) continue;
+    bool applied = false;
+    for (std::string_view prefix : {kPrefix, kMegatronPrefix}) {
+      for (std::string_view suffix : {field.env, field.env_alias}) {
+        if (applied || suffix.empty()) continue;
+        const std::string name = std::string(prefix) + std::string(suffix);
+        if (const std::string* value = lookup(env, name)) {
+          field.apply(policy, *value, name);
+          applied = true;
+        }
+      }
+    }
+  }
+  policy.block_sizes = block_sizes_from(env);
+  const std::string* home = lookup(env, "HOME");
+  expand_user_paths(policy, home ? home->c_str() : nullptr);
+  policy.validate();
+  return policy;
+}
+
+Policy policy_from_key_values(const std::vector<std::pair<std::string, std::string>>& pairs,
+                              Policy base) {
+  for (const auto& pair : pairs) {
+    // Named, not a structured binding: clang 14 (Emscripten's) cannot capture those.
+    const std::string& key = pair.first;
+    const std::string& value = pair.second;
+    auto field =
+        std::find_if(kFields.begin(), kFields.end(), [&](const Field& f) { return f.key == key; });
+    if (field == kFields.end()) throw Error(key + ": unknown policy key; known: " + known_keys());
+    field->apply(base, value, key);
+  }
+  expand_user_paths(base, std::getenv("HOME"));
+  base.validate();
+  return base;
+}
+
+std::vector<std::string_view> policy_keys() {
+  std::vector<std::string_view> out;
+  for (const Field& f : kFields) out.push_back(f.key);
+  return out;
+}
+
+bool warn_if_mamba_env_ignored(const Environment& env, const Policy& policy, Notices& notices) {
+  const std::string* value = lookup(env, "MAMBA_DETERMINISTIC");
+  if (!value || policy.pins()) return false;
+  if (!notices.first("MAMBA_DETERMINISTIC")) return false;
+  logger().warn(
+      "MAMBA_DETERMINISTIC={} is set, but it does not pin these kernels: only the tunelock policy "
+      "does. Set TUNELOCK_MODE=pinned (or TUNELOCK_DETERMINISTIC=1) for timing-free choices",
+      *value);
+  return true;
+}
+
+nlohmann::json policy_to_json(const Policy& policy) {
+  nlohmann::json blocks = nlohmann::json::object();
+  for (const BlockSize& b : policy.block_sizes) blocks[b.name] = b.value;
+  return {
+      {"mode", std::string(to_string(policy.effective_mode()))},
+      {"modules", policy.modules},
+      {"config_invariant", policy.config_invariant},
+      {"table_path", policy.table_path},
+      {"record_path", policy.record_path},
+      {"on_miss", std::string(to_string(policy.on_miss))},
+      {"block_sizes", blocks},
+      {"verify_every", policy.verify_every},
+      {"verify_strict", policy.verify_strict},
+      {"enumerate", policy.enumerate},
+      {"chaos", policy.chaos},
+      {"deterministic", policy.deterministic},
+      {"verify_timeout_s", policy.verify_timeout_s},
+      {"nondeterministic", declared_configs_text(policy.nondeterministic)},
+      {"check_bits", policy.check_bits},
+      {"equivalent", std::string(to_string(policy.equivalent))},
+      {"provenance", std::string(to_string(policy.provenance))},
+      {"intercepts", policy.intercepts()},
+  };
+}
+
+}  // namespace tunelock

@@ -1,0 +1,44 @@
+#include "tunelock/tables/table_diff.hpp"
+
+#include <set>
+
+namespace tunelock {
+
+TableDiff diff_tables(const Table& a, const Table& b) {
+  TableDiff out;
+  if (a.arch() != b.arch()) out.arch = {std::string(a.arch()), std::string(b.arch())};
+  std::set<std::pair<std::string, std::string>> keys;
+  for (const Table* table : {&a, &b})
+    for (const std::string& kernel : table->kernels())
+      for (const std::string& key : table->keys(kernel)) keys.emplace(kernel, key);
+  for (const auto& [kernel, key] : keys) {
+    auto before = a.entry(kernel, key);
+    auto after = b.entry(kernel, key);
+    if (before && after && *before == *after) continue;
+    out.changes.push_back(EntryChange{kernel, key, std::move(before), std::move(after)});
+  }
+  return out;
+}
+
+nlohmann::json table_diff_to_json(const TableDiff& diff) {
+  nlohmann::json out = {{"added", nlohmann::json::array()},
+                        {"removed", nlohmann::json::array()},
+                        {"changed", nlohmann::json::array()}};
+  if (diff.arch) out["arch"] = {diff.arch->first, diff.arch->second};
+  for (const EntryChange& c : diff.changes) {
+    nlohmann::json row = {{"kernel", c.kernel}, {"key", c.key}};
+    if (c.before) row["before"] = signature(c.before->config);
+    if (c.after) row["after"] = signature(c.after->config);
+    for (const auto& [side, entry] :
+         {std::pair{"before_equivalent", &c.before}, std::pair{"after_equivalent", &c.after}}) {
+      if (!*entry || (*entry)->equivalent.empty()) continue;
+      nlohmann::json list = nlohmann::json::array();
+      for (const Config& config : (*entry)->equivalent) list.push_back(signature(config));
+      row[side] = std::move(list);
+    }
+    out[!c.before ? "added" : !c.after ? "removed" : "changed"].push_back(row);
+  }
+  return out;
+}
+
+}  // namespace tunelock

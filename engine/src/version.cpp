@@ -1,7 +1,0 @@
-#include "tunelock/version.hpp"
-
-namespace tunelock {
-
-std::string_view tool_version() { return TUNELOCK_VERSION; }
-
-}  // namespace tunelock
