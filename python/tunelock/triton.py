@@ -46,9 +46,15 @@ class _TunerState:
         self.pinned = self.plan in ("pinned", "audited")
         self.audited = self.plan == "audited"
         self.intercepted = self.plan not in ("untouched", "single")
-        self.audit_ids = {}  # Triton's key tuple -> the engine's audit entry
+        self.audit_ids = {}  # the call's key -> the engine's audit entry
         self.arg_names = frozenset(autotuner.arg_names)
-        self.chosen = {}  # Triton's key tuple -> (Config, its launch kwargs) or True (timed)
+        # The hot path's key, when every key argument comes positionally:
+        # their positions, and how many positional arguments that takes.
+        names = list(autotuner.arg_names)
+        self.key_positions = [names.index(k) for k in autotuner.keys if k in names]
+        self.key_reach = max(self.key_positions, default=-1) + 1
+        # The call's key -> (Config, its launch kwargs) pinned, or True (timed).
+        self.chosen = {}
         self.singleton_logged = False
         self.enumerated = False  # the UNPINNED line said
 
@@ -237,14 +243,15 @@ def _run(self, *args, **kwargs):
         state = _state(self)
     if not state.pinned:
         return _run_unpinned(self, state, args, kwargs)
-    # The hot path: Triton's own key (named key arguments, then every dtype),
-    # one dict lookup, the launch. Built as Triton's run builds it.
-    call = dict(zip(self.arg_names, args))
-    if kwargs:
-        call.update((k, v) for k, v in kwargs.items() if k in state.arg_names)
-    key = [call[name] for name in self.keys if name in call]
-    key.extend(str(value.dtype) for value in call.values() if hasattr(value, "dtype"))
-    key = tuple(key)
+    # The hot path: a key, one dict lookup, the launch. With the key
+    # arguments positional (the usual call) the key is their values and
+    # every argument's dtype object (a tensor's is interned; others None);
+    # otherwise it is built as Triton's run builds its own.
+    if len(args) >= state.key_reach and state.arg_names.isdisjoint(kwargs):
+        key = tuple([args[i] for i in state.key_positions] +
+                    [getattr(value, "dtype", None) for value in args])
+    else:
+        key = _key_tuple(self, args, kwargs)
     chosen = state.chosen.get(key)
     if chosen is None:
         chosen = _choose_pinned(self, state, key, args, kwargs)
@@ -253,7 +260,7 @@ def _run(self, *args, **kwargs):
     config, launch_kwargs = chosen
     self.best_config = config
     if config.pre_hook is not None:
-        config.pre_hook({**call, **kwargs, **launch_kwargs})
+        config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **launch_kwargs})
     return self.fn.run(*args, **kwargs, **launch_kwargs)
 
 

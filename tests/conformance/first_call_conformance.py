@@ -23,11 +23,19 @@ from tunelock import _native  # noqa: E402
 
 
 class DType:
+    """Equal and hashed by name, as torch's interned dtype objects are."""
+
     def __init__(self, name):
         self.name = name
 
     def __str__(self):
         return self.name
+
+    def __eq__(self, other):
+        return isinstance(other, DType) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
 
 
 class Tensor:
