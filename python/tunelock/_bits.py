@@ -13,7 +13,7 @@ the autotuner's hooks as Triton's benchmarker runs a config (the config's
 pre_hook, the autotuner's pre_hook, which zeroes `reset_to_zero` and saves
 `restore_value`, the launch, then the post_hook that puts `restore_value`
 back) and every tensor argument is read after the launch, before post_hook.
-Tensors are torch tensors (read as raw bytes, with dtype and shape) or
+Tensors are torch tensors (compared as raw bytes on their device) or
 anything with clone/copy_/tolist (the test stand-in).
 """
 import math
@@ -33,27 +33,15 @@ def _as_bytes(torch, tensor):
     return flat.view(torch.uint8)
 
 
-def _raw_bytes(torch, tensor):
-    flat = _as_bytes(torch, tensor).cpu()
-    try:
-        return flat.numpy().tobytes()
-    except (RuntimeError, TypeError):  # a torch without numpy
-        return bytes(flat.tolist())
-
-
-def bits_of(tensors):
-    """{name: tensor} as one bytes value, equal for two runs exactly when
-    every tensor's dtype, shape and bits are."""
+def same_bits(a, b):
+    """Whether two tensors hold the same bits: compared on their device
+    as raw bytes (so -0.0 differs from 0.0 and NaNs compare by payload)."""
     torch = sys.modules.get("torch")
-    parts = []
-    for name in sorted(tensors):
-        tensor = tensors[name]
-        if torch is not None and isinstance(tensor, torch.Tensor):
-            parts.append(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
-            parts.append(_raw_bytes(torch, tensor))
-        else:  # repr tells -0.0 from 0.0 and prints every float exactly
-            parts.append(f"{name}|{tensor.dtype}|{repr(tensor.tolist())}|".encode())
-    return b"".join(parts)
+    if torch is not None and isinstance(a, torch.Tensor):
+        return (a.shape == b.shape and a.dtype == b.dtype
+                and torch.equal(_as_bytes(torch, a), _as_bytes(torch, b)))
+    # repr tells -0.0 from 0.0 and prints every float exactly.
+    return repr(a.tolist()) == repr(b.tolist())
 
 
 def capturing():
@@ -150,6 +138,7 @@ class TritonRunner:
         self.has_outputs = bool(tensor_arguments(autotuner, args, kwargs))
         self.capturing = capturing()
         self._inputs = None
+        self._distinct = []  # every distinct set of bits a run gave, in order
 
     def _identical(self):
         if self._inputs is None:
@@ -170,7 +159,16 @@ class TritonRunner:
         return median
 
     def outputs(self, index):
-        return bits_of(self._identical().run_once(self.candidates[index]))
+        """The number of this run's bits among the distinct bits this call's
+        runs gave so far: equal numbers, equal bits. Compared on the device,
+        so no output is copied to the host; a racy config's runs each add
+        one, a bit class adds one."""
+        run = self._identical().run_once(self.candidates[index])
+        for number, seen in enumerate(self._distinct):
+            if all(same_bits(run[name], seen[name]) for name in run):
+                return b"%d" % number
+        self._distinct.append(run)
+        return b"%d" % (len(self._distinct) - 1)
 
     def second_input(self):
         inputs = self._identical()

@@ -7,7 +7,8 @@ A face hands it a runner that knows how to run one candidate of this call:
 
 - `time(i)`: the median milliseconds of candidate i, as the autotuner times;
 - `outputs(i)`: one run of candidate i from the call's inputs, as bytes
-  equal for two runs exactly when every output bit is;
+  equal for two runs exactly when every output bit is (a digest, or the
+  number of the run's bits among those seen so far);
 - `second_input()`: a second input for the bit classes, True when given;
 - `put_back()`: every argument as the call passed it;
 - `has_outputs`, `capturing`: what the call offers and where it runs.
