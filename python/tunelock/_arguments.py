@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, List, Optional, Tuple, Union
 
+from ._introspection import config_data
+
 PathArgument = Union[str, "os.PathLike[str]"]
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
@@ -215,7 +217,6 @@ def is_triton_config(value: Any) -> bool:
 def config(function: str, argument: str, value: Any) -> dict:
     """A config in Megatron's dict form: a dict as given, or a triton.Config."""
     if is_triton_config(value) and not isinstance(value, Mapping):
-        from .triton import config_data
         value = config_data(value)
     if not isinstance(value, Mapping):
         raise _wrong_type(function, argument, "a config dict or a triton.Config", value)

@@ -15,20 +15,33 @@ a kernel gets is the engine's call plan (`tunelock.call_plan`):
 - pinned keys then take the hot path: Triton's key, one dict lookup, the
   launch; timed keys go into Triton's own cache.
 """
-import ctypes
 import threading
 
-import tunelock as engine
+from tunelock import _api as api
+from tunelock import _hooks as hooks
 from tunelock import _arguments as arguments
 from tunelock import _native as engine_native
 from tunelock._bits import TritonRunner
 from tunelock._first_call import first_call
+from tunelock._introspection import (arch_tag, autotuner_class, call_args, config_data,
+                                     driver_version, key_tuple, kernel_module, kernel_name, pruned)
 
-_lock = threading.RLock()
-_original_run = None
-_autotuner_class = None
-_generation = 0  # bumped by every install: choices belong to the policy they were made under
-_policy = None  # the installed policy, as the engine resolved it
+class _Interception:
+    """All the interception holds: the patch (Triton's own `Autotuner.run`
+    and its class), the installed policy as the engine resolved it, the
+    generation (bumped by every install: choices belong to the policy they
+    were made under) and the autotuners seen since (for write_manifest)."""
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.original_run = None
+        self.autotuner_class = None
+        self.generation = 0
+        self.policy = None
+        self.seen = {}  # qualified name -> the autotuner last seen under it
+
+
+_interception = _Interception()
 
 
 class _TunerState:
@@ -39,9 +52,9 @@ class _TunerState:
         self.module = kernel_module(autotuner)
         self.name = kernel_name(autotuner)
         self.qualified = f"{self.module}.{self.name}" if self.module else self.name
-        self.generation = _generation
+        self.generation = _interception.generation
         # The engine's plan for this kernel's first calls (call_plan.hpp).
-        self.plan = engine.call_plan(self.module, self.name, len(autotuner.configs))
+        self.plan = hooks.call_plan(self.module, self.name, len(autotuner.configs))
         # Pinned (or audited) and more than one config: the engine chooses, never timed.
         self.pinned = self.plan in ("pinned", "audited")
         self.audited = self.plan == "audited"
@@ -59,68 +72,37 @@ class _TunerState:
         self.enumerated = False  # the UNPINNED line said
 
 
-def autotuner_class():
-    """Triton's `Autotuner`, or None when Triton is not installed."""
-    try:
-        from triton.runtime.autotuner import Autotuner
-    except ImportError:
-        return None
-    return Autotuner
-
-
 def install(policy=None, **fields):
     """Installs `policy` (default: the environment's) and intercepts Triton's
     autotuner. Repeated calls replace the policy; the patch is applied once.
     Without Triton there is nothing to patch, and the policy is still installed."""
-    global _original_run, _autotuner_class, _generation, _policy
-    with _lock:
-        installed = engine._install("triton.install", policy, fields)
-        _policy = installed.as_dict()
-        _generation += 1
-        _seen.clear()
+    held = _interception
+    with held.lock:
+        installed = api._install("triton.install", policy, fields)
+        held.policy = installed.as_dict()
+        held.generation += 1
+        held.seen.clear()
         _describe_device()
         autotuner = autotuner_class()
-        if autotuner is None or _original_run is not None:
+        if autotuner is None or held.original_run is not None:
             return installed
         if not callable(getattr(autotuner, "run", None)) or not hasattr(autotuner, "prune_configs"):
-            raise engine.TunelockError("this Triton's Autotuner has no run/prune_configs to intercept")
-        _autotuner_class, _original_run = autotuner, autotuner.run
+            raise engine_native.TunelockError("this Triton's Autotuner has no run/prune_configs to intercept")
+        held.autotuner_class, held.original_run = autotuner, autotuner.run
         autotuner.run = _run
         return installed
 
 
 def uninstall():
     """Puts Triton's own `Autotuner.run` back."""
-    global _original_run, _autotuner_class
-    with _lock:
-        if _original_run is not None:
-            _autotuner_class.run = _original_run
-        _original_run, _autotuner_class = None, None
+    held = _interception
+    with held.lock:
+        if held.original_run is not None:
+            held.autotuner_class.run = held.original_run
+        held.original_run, held.autotuner_class = None, None
 
 
-def arch_tag():
-    """sm<major><minor> for the current device, or unknown off-GPU."""
-    try:
-        import torch
-        if torch.cuda.is_available():
-            major, minor = torch.cuda.get_device_capability()
-            return f"sm{major}{minor}"
-    except ImportError:
-        pass
-    return "unknown"
-
-
-def _driver_version():
-    """The CUDA driver's version as the C++ backend writes it ("13.0"), from
-    the driver library itself; empty where there is none."""
-    try:
-        driver = ctypes.CDLL("libcuda.so.1")
-        version = ctypes.c_int(0)
-        if driver.cuDriverGetVersion(ctypes.byref(version)) != 0:
-            return ""
-        return f"{version.value // 1000}.{version.value % 1000 // 10}"
-    except OSError:
-        return ""
+_driver_version = driver_version  # a name of this module's own, for tests to stand in
 
 
 def _describe_device():
@@ -142,72 +124,23 @@ def _describe_device():
             fields["device_name"], fields["sm_count"] = props.name, props.multi_processor_count
     except ImportError:
         pass
-    engine.set_device(packages={k: v for k, v in packages.items() if v}, **fields)
-
-
-def kernel_name(autotuner):
-    """The underlying kernel function's name, unwrapping JIT and decorator layers."""
-    return _base_function(autotuner).__name__
-
-
-def kernel_module(autotuner):
-    """The module the kernel is defined in: scopes which kernels are pinned."""
-    return getattr(_base_function(autotuner), "__module__", "") or ""
-
-
-def _base_function(autotuner):
-    fn = getattr(autotuner, "base_fn", None) or autotuner.fn
-    while hasattr(fn, "fn") and not hasattr(fn, "__code__"):
-        fn = fn.fn
-    return fn
-
-
-def config_data(config):
-    """A Triton Config in Megatron's config form; hooks stay on the live Config."""
-    data = {
-        "kwargs": {name: int(value) if isinstance(value, bool) else value
-                   for name, value in config.kwargs.items()},
-        "num_warps": config.num_warps,
-        "num_stages": config.num_stages,
-        "num_ctas": getattr(config, "num_ctas", 1),
-    }
-    if getattr(config, "maxnreg", None) is not None:
-        data["maxnreg"] = config.maxnreg
-    if getattr(config, "ir_override", None) is not None:
-        data["ir_override"] = config.ir_override
-    return data
-
-
-def _call_args(autotuner, args, kwargs):
-    named = dict(zip(autotuner.arg_names, args))
-    return named, {k: v for k, v in {**named, **kwargs}.items() if k in autotuner.arg_names}
+    hooks.set_device(packages={k: v for k, v in packages.items() if v}, **fields)
 
 
 def tuning_key(autotuner, args, kwargs):
     """The autotuner's key arguments as name=value, then the dtype of every tensor argument."""
-    _, call = _call_args(autotuner, args, kwargs)
+    _, call = call_args(autotuner, args, kwargs)
     key_args = [(name, call[name]) for name in autotuner.keys if name in call]
     dtypes = [str(value.dtype) for value in call.values() if hasattr(value, "dtype")]
-    return engine.tuning_key(key_args, dtypes)
-
-
-def _key_tuple(autotuner, args, kwargs):
-    """Triton's own cache key: cheap to build on every call."""
-    _, call = _call_args(autotuner, args, kwargs)
-    key = [call[name] for name in autotuner.keys if name in call]
-    key.extend(str(value.dtype) for value in call.values() if hasattr(value, "dtype"))
-    return tuple(key)
+    return hooks.tuning_key(key_args, dtypes)
 
 
 def _state(autotuner):
     state = autotuner.__dict__.get("_tunelock_state")
-    if state is None or state.generation != _generation:
+    if state is None or state.generation != _interception.generation:
         state = autotuner._tunelock_state = _TunerState(autotuner)
-        _seen[state.qualified] = autotuner
+        _interception.seen[state.qualified] = autotuner
     return state
-
-
-_seen = {}  # qualified name -> the autotuner last seen under it (for write_manifest)
 
 
 def write_manifest(path):
@@ -219,7 +152,7 @@ def write_manifest(path):
     import os
     path = arguments.path("triton.write_manifest", "path", path)
     kernels = {name: {"key": list(tuner.keys), "configs": [config_data(c) for c in tuner.configs]}
-               for name, tuner in sorted(_seen.items())}
+               for name, tuner in sorted(_interception.seen.items())}
     temp = f"{path}.tmp.{os.getpid()}"
     with open(temp, "w") as f:
         json.dump({"kernels": kernels}, f, indent=1, sort_keys=True)
@@ -239,7 +172,7 @@ def _enumerate_untouched(state, count):
 
 def _run(self, *args, **kwargs):
     state = self.__dict__.get("_tunelock_state")
-    if state is None or state.generation != _generation:
+    if state is None or state.generation != _interception.generation:
         state = _state(self)
     if not state.pinned:
         return _run_unpinned(self, state, args, kwargs)
@@ -251,12 +184,12 @@ def _run(self, *args, **kwargs):
         key = tuple([args[i] for i in state.key_positions] +
                     [getattr(value, "dtype", None) for value in args])
     else:
-        key = _key_tuple(self, args, kwargs)
+        key = key_tuple(self, args, kwargs)
     chosen = state.chosen.get(key)
     if chosen is None:
         chosen = _choose_pinned(self, state, key, args, kwargs)
     if state.audited and key in state.audit_ids:
-        engine.count_audited_call(state.audit_ids[key])
+        hooks.count_audited_call(state.audit_ids[key])
     config, launch_kwargs = chosen
     self.best_config = config
     if config.pre_hook is not None:
@@ -266,38 +199,28 @@ def _run(self, *args, **kwargs):
 
 def _run_unpinned(self, state, args, kwargs):
     if not state.intercepted:
-        if _policy.get("enumerate"):
+        if _interception.policy.get("enumerate"):
             _enumerate_untouched(state, len(self.configs))
-        return _original_run(self, *args, **kwargs)
+        return _interception.original_run(self, *args, **kwargs)
     if state.plan == "single_logged":
         if not state.singleton_logged:
-            engine.log_choice(arch_tag(), state.module, state.name, "*",
-                              config_data(self.configs[0]), _policy["mode"] in ("pinned", "audit"))
+            hooks.log_choice(arch_tag(), state.module, state.name, "*",
+                              config_data(self.configs[0]), _interception.policy["mode"] in ("pinned", "audit"))
             state.singleton_logged = True
-        return _original_run(self, *args, **kwargs)
-    key = _key_tuple(self, args, kwargs)
+        return _interception.original_run(self, *args, **kwargs)
+    key = key_tuple(self, args, kwargs)
     if key in state.chosen:
-        return _original_run(self, *args, **kwargs)
+        return _interception.original_run(self, *args, **kwargs)
     return _run_timed(self, state, key, args, kwargs)
-
-
-def _pruned(autotuner, args, kwargs):
-    """The configs Triton would benchmark for this call (its pruning hooks see
-    the call's named arguments, as in Triton's run)."""
-    autotuner.nargs = dict(zip(autotuner.arg_names, args))
-    try:
-        return autotuner.prune_configs(kwargs)
-    finally:
-        autotuner.nargs = None
 
 
 def _choose_pinned(autotuner, state, key, args, kwargs):
     """A pinned (or audited) key's first call: the engine's story, run on
     this call's arguments; the config it launches is cached for the key."""
-    with _lock:
+    with _interception.lock:
         if key in state.chosen:
             return state.chosen[key]
-        candidates = _pruned(autotuner, args, kwargs)
+        candidates = pruned(autotuner, args, kwargs)
         outcome = _first_call(autotuner, state, candidates, args, kwargs)
         config = candidates[outcome["launched"]]
         if outcome["audit_id"] is not None:
@@ -310,10 +233,10 @@ def _run_timed(autotuner, state, key, args, kwargs):
     """A timed key's first call (record, auto): the engine's story, with the
     candidates timed by Triton's own benchmarker; the winner goes into
     Triton's cache, so later calls are Triton's own run."""
-    with _lock:
+    with _interception.lock:
         if key in state.chosen:
-            return _original_run(autotuner, *args, **kwargs)
-        candidates = _pruned(autotuner, args, kwargs)
+            return _interception.original_run(autotuner, *args, **kwargs)
+        candidates = pruned(autotuner, args, kwargs)
         outcome = _first_call(autotuner, state, candidates, args, kwargs)
         winner = candidates[outcome["launched"]]
         autotuner.cache[key] = winner

@@ -199,7 +199,7 @@ def benchmark(rounds=15):
     ways = {
         "direct JIT call": lambda: jit[(rows,)](x, out, cols, BLOCK=block, num_warps=4),
         "Megatron-style intercept": megatron_style,
-        "Triton autotuned call": lambda: tunelock.triton._original_run(
+        "Triton autotuned call": lambda: tunelock.triton._interception.original_run(
             triton_tuned, x, out, cols, grid=(rows,), warmup=False),
         "tunelock pinned call": lambda: pinned[(rows,)](x, out, cols),
     }
