@@ -13,29 +13,15 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "tests", "standin"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "tests"))
 
 import triton  # noqa: E402  (the stand-in)
+from kernels import DType  # noqa: E402  (the stand-in's dtypes)
 
 import tunelock  # noqa: E402
 import tunelock._bits  # noqa: E402
 import tunelock.triton as tt  # noqa: E402
 from tunelock import _native  # noqa: E402
-
-
-class DType:
-    """Equal and hashed by name, as torch's interned dtype objects are."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __str__(self):
-        return self.name
-
-    def __eq__(self, other):
-        return isinstance(other, DType) and other.name == self.name
-
-    def __hash__(self):
-        return hash(self.name)
 
 
 class Tensor:
