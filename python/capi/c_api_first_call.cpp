@@ -46,6 +46,7 @@ class CallbackRunner final : public CallRunner {
       throw Error("the runner could not put the call's buffers back");
   }
   bool capturing() const override { return callbacks_.capturing != 0; }
+  bool runs_candidates() const override { return callbacks_.runs_candidates != 0; }
 
  private:
   std::string failure() {
@@ -64,18 +65,22 @@ class CallbackRunner final : public CallRunner {
 extern "C" {
 
 int tunelock_first_call(const char* arch, const char* module, const char* name, const char* key,
-                        const char* candidates_json, int64_t config_count,
+                        const char* candidates_json, int64_t config_count, int64_t own_default,
                         const tunelock_call_runner* runner, char** outcome_json) {
   return guarded([&] {
     if (!runner) throw Error("first call: the runner is NULL");
     if (config_count < 0) throw Error("config_count: expected 0 or more");
     const std::vector<Config> candidates = configs_of(candidates_json);
+    if (own_default < -1 || own_default >= static_cast<int64_t>(candidates.size()))
+      throw Error("own_default: " + std::to_string(own_default) + " is not -1 or a candidate (" +
+                  std::to_string(candidates.size()) + " given)");
     FirstCallRequest request;
     request.arch = text_of(arch, "arch");
     request.kernel = KernelId{text_of(module, "module"), text_of(name, "name")};
     request.key = text_of(key, "key");
     request.candidates = candidates;
     request.declared = static_cast<std::size_t>(config_count);
+    if (own_default >= 0) request.own_default = static_cast<std::size_t>(own_default);
     CallbackRunner callbacks(*runner);
     const FirstCallOutcome outcome = run_first_call(process_runtime(), request, callbacks);
     json out{{"plan", std::string(to_string(outcome.plan))},

@@ -11,7 +11,9 @@ A face hands it a runner that knows how to run one candidate of this call:
   number of the run's bits among those seen so far);
 - `second_input()`: a second input for the bit classes, True when given;
 - `put_back()`: every argument as the call passed it;
-- `has_outputs`, `capturing`: what the call offers and where it runs.
+- `has_outputs`, `capturing`: what the call offers and where it runs;
+- `runs_candidates` (optional, True): False for a choice made while a
+  program compiles, where `time(i)` hands back the autotuner's own figure.
 
 An exception a runner raises is the candidate failing to run: the engine
 times it as infinite and says so once, as it does for the C++ launcher.
@@ -77,15 +79,17 @@ class _Callbacks:
 
         self.functions = (time, run, second_input, put_back)
         self.struct = CallRunnerStruct(None, int(bool(runner.has_outputs)),
-                                       int(bool(runner.capturing)), time, run, second_input,
-                                       put_back)
+                                       int(bool(runner.capturing)),
+                                       int(bool(getattr(runner, "runs_candidates", True))), time,
+                                       run, second_input, put_back)
 
 
-def first_call(arch, module, name, key, candidates, config_count, runner):
+def first_call(arch, module, name, key, candidates, config_count, runner, own_default=None):
     """Runs the engine's first-call story for one new key; `candidates` are
-    the live configs in Megatron's form. Returns {"plan", "launched",
+    the live configs in Megatron's form, `own_default` the one the kernel's
+    own untimed heuristic launches (on_miss min_cost takes it). Returns {"plan", "launched",
     "reason" (pinned plans), "audit_id" (audited, else None), "timed"}."""
     callbacks = _Callbacks(runner)
     return call_json("tunelock_first_call", encode(arch), encode(module), encode(name),
                      encode(key), encode(json.dumps(candidates)), int(config_count),
-                     ctypes.byref(callbacks.struct), where="tunelock first call")
+                     -1 if own_default is None else int(own_default), ctypes.byref(callbacks.struct), where="tunelock first call")

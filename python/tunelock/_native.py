@@ -38,7 +38,8 @@ RUNNER_STEP_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 
 class CallRunnerStruct(ctypes.Structure):
     _fields_ = [("context", ctypes.c_void_p), ("has_outputs", ctypes.c_int),
-                ("capturing", ctypes.c_int), ("time", RUNNER_TIME_FN), ("run", RUNNER_RUN_FN),
+                ("capturing", ctypes.c_int), ("runs_candidates", ctypes.c_int),
+                ("time", RUNNER_TIME_FN), ("run", RUNNER_RUN_FN),
                 ("second_input", RUNNER_STEP_FN), ("put_back", RUNNER_STEP_FN)]
 
 
@@ -63,7 +64,7 @@ _SIGNATURES = {
                            ctypes.c_int),
     "tunelock_audit_key": ([ctypes.c_char_p] * 5 + [ctypes.c_int64, ctypes.c_char_p, ctypes.c_int,
                                                     ctypes.POINTER(ctypes.c_int64)], ctypes.c_int),
-    "tunelock_first_call": ([ctypes.c_char_p] * 5 + [ctypes.c_int64,
+    "tunelock_first_call": ([ctypes.c_char_p] * 5 + [ctypes.c_int64, ctypes.c_int64,
                                                      ctypes.POINTER(CallRunnerStruct),
                                                      ctypes.c_void_p], ctypes.c_int),
     "tunelock_enumerate": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64], ctypes.c_int),

@@ -18,6 +18,7 @@ a kernel gets is the engine's call plan (`tunelock.call_plan`):
 import threading
 
 from tunelock import _api as api
+from tunelock import inductor
 from tunelock import _hooks as hooks
 from tunelock import _arguments as arguments
 from tunelock import _native as engine_native
@@ -74,7 +75,8 @@ class _TunerState:
 
 def install(policy=None, **fields):
     """Installs `policy` (default: the environment's) and intercepts Triton's
-    autotuner. Repeated calls replace the policy; the patch is applied once.
+    autotuner, and torch.compile's (tunelock.inductor) where torch has been
+    imported. Repeated calls replace the policy; the patch is applied once.
     Without Triton there is nothing to patch, and the policy is still installed."""
     held = _interception
     with held.lock:
@@ -83,6 +85,7 @@ def install(policy=None, **fields):
         held.generation += 1
         held.seen.clear()
         _describe_device()
+        inductor.patch_if_present()
         autotuner = autotuner_class()
         if autotuner is None or held.original_run is not None:
             return installed
@@ -94,8 +97,9 @@ def install(policy=None, **fields):
 
 
 def uninstall():
-    """Puts Triton's own `Autotuner.run` back."""
+    """Puts Triton's own `Autotuner.run` back, and Inductor's methods."""
     held = _interception
+    inductor.uninstall()
     with held.lock:
         if held.original_run is not None:
             held.autotuner_class.run = held.original_run

@@ -24,10 +24,11 @@ void no_candidates(const std::string& qualified) {
 // Truthful words: the cheapest config is chosen without a clock, so every
 // rank picks it alike, but nothing here has seen its bits.
 std::string untuned_warning(std::string_view qualified, std::string_view arch,
-                            std::size_t skipped) {
+                            std::size_t skipped, bool own_default) {
   std::string text =
       "no tuned config for kernel '" + std::string(qualified) + "' on " + std::string(arch) +
-      "; using the cheapest config (every rank picks the same one), which may be "
+      (own_default ? "; using its own untimed default" : "; using the cheapest config") +
+      " (every rank picks the same one), which may be "
       "slower and is not known to repeat its bits: the first pinned call per key "
       "checks them where the kernel declares its outputs (unless TUNELOCK_CHECK_BITS=off)";
   if (skipped)
@@ -212,9 +213,11 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
   thread_local std::string notice_key;  // reused: a fallback must not allocate on every call
   notice_key.assign("untuned|").append(rules.arch).append("|");
   kernel.append_qualified(notice_key);
+  const bool own = rules.own_default && *rules.own_default < candidates.size() &&
+                   (skip.empty() || !skip[*rules.own_default]);
   if (notices_of(rules).first(notice_key))
-    warn(rules, untuned_warning(kernel.qualified(), rules.arch, skipped));
-  const std::size_t index = cheapest(candidates, skip);
+    warn(rules, untuned_warning(kernel.qualified(), rules.arch, skipped, own));
+  const std::size_t index = own ? *rules.own_default : cheapest(candidates, skip);
   if (skipped == candidates.size() &&
       notices_of(rules).first("all-nondeterministic|" + kernel.qualified())) {
     warn(rules, "every candidate of kernel '" + kernel.qualified() +
@@ -222,6 +225,9 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
                     "results will differ from run to run. Add a config whose bits repeat");
   }
   note([&] {
+    if (own)
+      return "on_miss min_cost: candidate " + std::to_string(index) +
+             " is the kernel's own untimed default, decides";
     return "on_miss min_cost: candidate " + std::to_string(index) + " is the cheapest" +
            (skipped ? std::string(" of those not skipped") : "") +
            " (ties go to the earlier), decides";

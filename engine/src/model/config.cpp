@@ -39,7 +39,8 @@ void sort_params(std::vector<Param>& params) {
 Config make_config(std::vector<Param> params, int num_warps, int num_stages, int num_ctas,
                    std::optional<int> maxnreg) {
   sort_params(params);
-  return Config{std::move(params), num_warps, num_stages, num_ctas, maxnreg, std::nullopt};
+  return Config{std::move(params), num_warps, num_stages, num_ctas, maxnreg, std::nullopt,
+                std::nullopt};
 }
 
 std::string signature(const Config& config) {
@@ -55,8 +56,16 @@ std::string signature(const Config& config) {
   out += ";stages=" + std::to_string(config.num_stages);
   if (config.num_ctas != 1) out += ";ctas=" + std::to_string(config.num_ctas);
   if (config.maxnreg) out += ";maxnreg=" + std::to_string(*config.maxnreg);
+  if (config.algorithm) out += ";algorithm=" + *config.algorithm;
   if (config.ir_override) out += ";ir_override=" + *config.ir_override;
   return out;
+}
+
+bool is_algorithm_name(std::string_view name) {
+  if (name.empty() || name.size() > 128) return false;
+  return std::none_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) <= ' ' || c == ',' || c == ';' || c == '=' || c == 0x7f;
+  });
 }
 
 namespace {
@@ -118,6 +127,8 @@ Config config_from_signature(std::string_view text, const std::string& where) {
       config.num_ctas = signature_int(value, name, where);
     } else if (name == "maxnreg") {
       config.maxnreg = signature_int(value, name, where);
+    } else if (name == "algorithm" && is_algorithm_name(value)) {
+      config.algorithm = std::string(value);
     } else {
       throw Error(where + ": unknown option '" + std::string(item) + "' in a config signature");
     }

@@ -44,11 +44,11 @@ void reject_unknown_fields(const json& value, const std::string& where,
                            std::initializer_list<std::string_view> also_allowed) {
   for (const auto& [field, member] : value.get_ref<const json::object_t&>()) {
     if (field != "kwargs" && field != "num_warps" && field != "num_stages" && field != "num_ctas" &&
-        field != "maxnreg" && field != "ir_override" &&
+        field != "maxnreg" && field != "ir_override" && field != "algorithm" &&
         std::find(also_allowed.begin(), also_allowed.end(), field) == also_allowed.end()) {
       throw Error(member_path(where, field) +
                   ": unknown config field; known: kwargs, num_warps, num_stages, num_ctas, "
-                  "maxnreg, ir_override");
+                  "maxnreg, ir_override, algorithm");
     }
   }
 }
@@ -92,6 +92,14 @@ Config read_config(const json& value, const std::string& where, bool triton_defa
     if (!ir->is_string()) throw Error(at + ": expected a string or null, got " + describe(*ir));
     config.ir_override = ir->get<std::string>();
   }
+  if (const json* algorithm = find_member(value, "algorithm"); algorithm && !algorithm->is_null()) {
+    const std::string at = member_path(where, "algorithm");
+    if (!algorithm->is_string()) throw Error(at + ": expected a string, got " + describe(*algorithm));
+    if (!is_algorithm_name(algorithm->get_ref<const std::string&>()))
+      throw Error(at + ": '" + algorithm->get<std::string>() +
+                  "' is not an algorithm name (1-128 characters, no space, ',', ';' or '=')");
+    config.algorithm = algorithm->get<std::string>();
+  }
   return config;
 }
 
@@ -129,12 +137,16 @@ Config candidate_from_json(const json& value, const std::string& where) {
 json config_to_json(const Config& config) {
   json kwargs = json::object();
   for (const Param& p : config.params) kwargs[p.name] = p.value;
-  return {{"kwargs", std::move(kwargs)},
-          {"num_warps", config.num_warps},
-          {"num_stages", config.num_stages},
-          {"num_ctas", config.num_ctas},
-          {"maxnreg", config.maxnreg ? json(*config.maxnreg) : json(nullptr)},
-          {"ir_override", config.ir_override ? json(*config.ir_override) : json(nullptr)}};
+  json out = {{"kwargs", std::move(kwargs)},
+              {"num_warps", config.num_warps},
+              {"num_stages", config.num_stages},
+              {"num_ctas", config.num_ctas},
+              {"maxnreg", config.maxnreg ? json(*config.maxnreg) : json(nullptr)},
+              {"ir_override", config.ir_override ? json(*config.ir_override) : json(nullptr)}};
+  // Megatron's layout has no algorithm: written only when set, so a Triton
+  // config's text stays exactly Megatron's.
+  if (config.algorithm) out["algorithm"] = *config.algorithm;
+  return out;
 }
 
 std::string canonical_config_text(const Config& config) {

@@ -77,10 +77,17 @@ Trials run_trials(CallRunner& runner, std::span<const Config> candidates,
   const PutBackAtExit put_back(runner);
   const bool compares = audit && runner.has_outputs();
   if (audit && !compares && notices.first("unaudited|" + names.qualified)) {
-    logger().warn(
-        "{} declares no output buffers (reset_to_zero, restore or outputs hooks): the "
-        "record-mode audit cannot compare its candidates' bits",
-        names.qualified);
+    if (runner.runs_candidates()) {
+      logger().warn(
+          "{} declares no output buffers (reset_to_zero, restore or outputs hooks): the "
+          "record-mode audit cannot compare its candidates' bits",
+          names.qualified);
+    } else {
+      logger().info(
+          "{} is chosen while the program compiles, from its autotuner's own timings: its "
+          "candidates' bits are not audited (the output bits of the whole run are the check)",
+          names.qualified);
+    }
   }
   Trials trials;
   trials.median_ms.assign(which.size(), std::nullopt);

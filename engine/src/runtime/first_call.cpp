@@ -68,16 +68,20 @@ class Story {
   void pinned(bool audited) {
     const Decision& decision = *(outcome_.decision = runtime_.pinned_decision(
                                      request_.arch, request_.kernel, request_.key,
-                                     request_.candidates, request_.nondeterministic_variants));
+                                     request_.candidates, request_.nondeterministic_variants,
+                                     request_.own_default));
     const std::size_t entry = decision.choice.index;
     runtime_.log_choice(request_.arch, request_.kernel, request_.key, request_.candidates[entry],
                         ChoiceOrigin::pinned);
+    // Nothing is run at compile time or inside a capture; an audit still
+    // takes the face's own timings at compile time.
     const bool capturing = runner_.capturing();
+    const bool runs = !capturing && runner_.runs_candidates();
     outcome_.launched = entry;
-    if (policy_->equivalent == Equivalent::timed && !policy_->chaos && !capturing &&
+    if (policy_->equivalent == Equivalent::timed && !policy_->chaos && runs &&
         !decision.equivalent.empty()) {
       outcome_.launched = fastest_equivalent(entry, decision.equivalent);
-    } else if (policy_->check_bits && !capturing) {
+    } else if (policy_->check_bits && runs) {
       check_bits(entry);
     }
     // The audit only watches: what launches is what plain pinned launches.

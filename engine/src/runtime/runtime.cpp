@@ -136,7 +136,7 @@ void Runtime::set_device(Provenance device) {
 Decision Runtime::decide_pinned(std::string_view arch, const KernelId& kernel, std::string_view key,
                                 std::span<const Config> candidates,
                                 std::span<const std::string> nondeterministic_variants,
-                                bool details) {
+                                bool details, std::optional<std::size_t> own_default) {
   const std::shared_ptr<const Policy> current = policy();
   const std::shared_ptr<const Table> table = current->chaos ? nullptr : table_for(arch);
   DecisionRequest request;
@@ -150,6 +150,7 @@ Decision Runtime::decide_pinned(std::string_view arch, const KernelId& kernel, s
   if (current->chaos) request.chaos_rank = static_cast<std::uint64_t>(rank_);
   request.declared_nondeterministic = current->nondeterministic;
   request.nondeterministic_variants = nondeterministic_variants;
+  request.own_default = own_default;
   request.notices = &notices_;  // once per policy, logged
   request.collect_warnings = false;
   request.explain = false;
@@ -168,8 +169,10 @@ Choice Runtime::pinned_choice(std::string_view arch, const KernelId& kernel, std
 
 Decision Runtime::pinned_decision(std::string_view arch, const KernelId& kernel,
                                   std::string_view key, std::span<const Config> candidates,
-                                  std::span<const std::string> nondeterministic_variants) {
-  return decide_pinned(arch, kernel, key, candidates, nondeterministic_variants, true);
+                                  std::span<const std::string> nondeterministic_variants,
+                                  std::optional<std::size_t> own_default) {
+  return decide_pinned(arch, kernel, key, candidates, nondeterministic_variants, true,
+                       own_default);
 }
 
 void Runtime::note_bits_check(const KernelId& kernel, std::string_view key, const Config& pinned,

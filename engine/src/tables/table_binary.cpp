@@ -41,6 +41,8 @@ flatbuffers::Offset<fb::TableConfig> write_config(flatbuffers::FlatBufferBuilder
   const auto params_offset = b.CreateVector(params);
   const auto ir_override = entry.config.ir_override ? b.CreateString(*entry.config.ir_override)
                                                     : flatbuffers::Offset<flatbuffers::String>();
+  const auto algorithm = entry.config.algorithm ? b.CreateString(*entry.config.algorithm)
+                                                : flatbuffers::Offset<flatbuffers::String>();
   fb::TableConfigBuilder config(b);
   config.add_params(params_offset);
   config.add_num_warps(entry.config.num_warps);
@@ -48,6 +50,7 @@ flatbuffers::Offset<fb::TableConfig> write_config(flatbuffers::FlatBufferBuilder
   config.add_num_ctas(entry.config.num_ctas);
   if (entry.config.maxnreg) config.add_maxnreg(*entry.config.maxnreg);
   if (entry.config.ir_override) config.add_ir_override(ir_override);
+  if (entry.config.algorithm) config.add_algorithm(algorithm);
   return config.Finish();
 }
 
@@ -102,6 +105,13 @@ void check_semantics(const fb::TunedTable& table, const std::string& origin) {
     if (config->num_warps() < 0 || config->num_stages() < 0 || config->num_ctas() < 1 ||
         (config->maxnreg() && *config->maxnreg() < 1))
       throw Error(where + ": launch option out of range");
+    if (config->ir_override()) text(config->ir_override(), where + ": ir_override");
+    if (config->algorithm()) {
+      text(config->algorithm(), where + ": algorithm");
+      if (!is_algorithm_name(view(config->algorithm())))
+        throw Error(where + ": algorithm '" + config->algorithm()->str() +
+                    "' is not an algorithm name");
+    }
     if (!config->params()) continue;
     std::string_view previous;
     for (flatbuffers::uoffset_t i = 0; i < config->params()->size(); ++i) {
@@ -113,7 +123,6 @@ void check_semantics(const fb::TunedTable& table, const std::string& origin) {
         throw Error(where + ": parameter '" + p->name()->str() + "' out of range");
       previous = view(p->name());
     }
-    if (config->ir_override()) text(config->ir_override(), where + ": ir_override");
   }
   std::string_view previous_kernel;
   for (flatbuffers::uoffset_t k = 0; k < table.kernels()->size(); ++k) {
@@ -199,6 +208,9 @@ bool config_matches(const fb::TableConfig& stored, const Config& live) {
   if (stored.ir_override() ? (!live.ir_override || view(stored.ir_override()) != *live.ir_override)
                            : !!live.ir_override)
     return false;
+  if (stored.algorithm() ? (!live.algorithm || view(stored.algorithm()) != *live.algorithm)
+                         : !!live.algorithm)
+    return false;
   const auto* params = stored.params();
   const std::size_t count = params ? params->size() : 0;
   if (count != live.params.size()) return false;
@@ -220,6 +232,7 @@ TableEntry decode_config(const fb::TableConfig& stored) {
   entry.config.num_ctas = stored.num_ctas();
   if (stored.maxnreg()) entry.config.maxnreg = *stored.maxnreg();
   if (stored.ir_override()) entry.config.ir_override = stored.ir_override()->str();
+  if (stored.algorithm()) entry.config.algorithm = stored.algorithm()->str();
   return entry;
 }
 

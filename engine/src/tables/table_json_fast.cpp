@@ -32,7 +32,8 @@ std::int64_t integer(dom::element value, std::int64_t min,
 
 Config read_config(dom::object object) {
   Config config;
-  bool warps = false, stages = false, kwargs = false, ctas = false, nreg = false, ir = false;
+  bool warps = false, stages = false, kwargs = false, ctas = false, nreg = false, ir = false,
+       algorithm = false;
   const auto once = [](bool& seen) {
     if (seen) throw Defer{};
     seen = true;
@@ -65,6 +66,12 @@ Config read_config(dom::object object) {
     } else if (name == "ir_override") {
       once(ir);
       if (!value.is_null()) config.ir_override = std::string(std::string_view(value));
+    } else if (name == "algorithm") {
+      once(algorithm);
+      if (value.is_null()) continue;
+      const std::string_view text = value;
+      if (!is_algorithm_name(text)) throw Defer{};  // the full reader's message
+      config.algorithm = std::string(text);
     } else {
       throw Defer{};  // `equivalent`, or a field the full reader refuses
     }

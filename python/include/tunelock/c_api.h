@@ -109,11 +109,15 @@ int tunelock_call_plan(const char* module, const char* name, int64_t config_coun
  *   (a digest of shapes, types and bytes);
  * - second_input: overwrites the floating-point inputs with a second input;
  *   returns 1 when it did, 0 when the call offers none;
- * - put_back: every buffer of the call as it came in. */
+ * - put_back: every buffer of the call as it came in.
+ * runs_candidates 0: the choice is made while compiling, nothing runs now;
+ * time hands back what the caller's own autotuner measured (a record, an
+ * audit) and pinned plans only decide and log (CallRunner::runs_candidates). */
 typedef struct tunelock_call_runner {
   void* context;
   int has_outputs; /* the call has outputs a bits check can compare */
   int capturing;   /* the caller's stream is being captured into a graph */
+  int runs_candidates; /* candidates can run now (0: at compile time) */
   int (*time)(void* context, int64_t i, double* median_ms, char* error, size_t error_size);
   int (*run)(void* context, int64_t i, char* outputs, size_t outputs_size, char* error,
              size_t error_size);
@@ -124,11 +128,13 @@ typedef struct tunelock_call_runner {
 /* The first call of a kernel for a new key, told by the engine: the plan,
  * the decision, the fastest equivalent, the bits check, the audit entry,
  * the choice log and the record, with every message. candidates_json the
- * live configs, config_count the kernel's declared ones (the plan's input).
+ * live configs, config_count the kernel's declared ones (the plan's input),
+ * own_default the candidate the kernel's own untimed heuristic launches,
+ * which on_miss min_cost takes (-1: none, the cheapest).
  * Out: {"plan", "launched" (the candidate to launch from now on), "reason"
  * (pinned plans), "audit_id" (audited, else null), "timed"}. */
 int tunelock_first_call(const char* arch, const char* module, const char* name, const char* key,
-                        const char* candidates_json, int64_t config_count,
+                        const char* candidates_json, int64_t config_count, int64_t own_default,
                         const tunelock_call_runner* runner, char** outcome_json);
 
 /* The enumerate line of a kernel the caller runs untouched (UNPINNED, with

@@ -41,6 +41,8 @@ struct DecisionRequest {
   // Configs the policy and the kernel's variants declare racy.
   std::span<const DeclaredConfig> declared_nondeterministic = {};
   std::span<const std::string> nondeterministic_variants = {};
+  // The kernel's own untimed default among the candidates (SelectionRules).
+  std::optional<std::size_t> own_default = std::nullopt;
   // Which once-only warnings were given already: a running process's
   // per-policy set, a preview's for its rows, process_notices() for a
   // tool. Null: a fresh set for this one decision.

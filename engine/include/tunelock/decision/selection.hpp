@@ -56,6 +56,10 @@ struct SelectionRules {
   // fallback rules skip them.
   std::span<const DeclaredConfig> declared_nondeterministic = {};
   std::span<const std::string> nondeterministic_variants = {};
+  // The candidate the kernel's own untimed heuristic launches (Inductor's
+  // choice when it does not benchmark). Set: on_miss min_cost takes it
+  // rather than the cheapest, unless it is known to change its own bits.
+  std::optional<std::size_t> own_default = std::nullopt;
 };
 
 // Index of the first candidate whose params match every override; a

@@ -33,6 +33,11 @@ struct Config {
   // Triton's user-supplied IR file for this config; carried as data only, so
   // a table entry that names one never matches a candidate without it.
   std::optional<std::string> ir_override;
+  // The algorithm the parameters belong to, for a chooser whose candidates
+  // are different kernels (Inductor: a template's name, or an ATen call);
+  // unset for one kernel's configs. A name, never empty, without ',', ';',
+  // '=' or spaces (is_algorithm_name), so signatures stay parseable.
+  std::optional<std::string> algorithm;
 
   // The value of parameter `name`, if the config has it.
   std::optional<std::int64_t> param(std::string_view name) const;
@@ -49,7 +54,7 @@ struct Config {
       if (a.params[i].value != b.params[i].value) return false;
     for (std::size_t i = 0; i < a.params.size(); ++i)
       if (!detail::same_text(a.params[i].name, b.params[i].name)) return false;
-    return a.ir_override == b.ir_override;
+    return a.ir_override == b.ir_override && a.algorithm == b.algorithm;
   }
 };
 
@@ -60,8 +65,8 @@ Config make_config(std::vector<Param> params, int num_warps = 4, int num_stages 
                    int num_ctas = 1, std::optional<int> maxnreg = std::nullopt);
 
 // `BLOCK_M=128,BLOCK_N=64;warps=4;stages=3` then `;ctas=N` when num_ctas != 1,
-// `;maxnreg=N` when set and `;ir_override=TEXT` when set. Two configs that
-// differ anywhere differ here.
+// `;maxnreg=N` when set, `;algorithm=NAME` when set and `;ir_override=TEXT`
+// when set. Two configs that differ anywhere differ here.
 std::string signature(const Config& config);
 
 // The config a signature names: its exact inverse, so files that name
@@ -79,6 +84,10 @@ struct Cost {
 };
 
 Cost estimate_cost(const Config& config);
+
+// True for a usable algorithm name: 1 to 128 characters, none of them a
+// space, control character, ',', ';' or '='.
+bool is_algorithm_name(std::string_view name);
 
 // True for parameter names the cost and block-size overrides look at.
 inline bool is_block_param(std::string_view name) { return name.starts_with("BLOCK"); }

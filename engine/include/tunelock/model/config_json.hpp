@@ -1,8 +1,10 @@
 // Configs in Megatron's JSON layout: {"kwargs": {...}, "num_warps": N,
-// "num_stages": N, "num_ctas": N, "maxnreg": N|null, "ir_override": S|null}.
-// Readers accept every field Megatron writes (older files leave the last
-// three out) and check every type and range, naming the JSON path of what is
-// wrong; writers always write the full form, so files round-trip.
+// "num_stages": N, "num_ctas": N, "maxnreg": N|null, "ir_override": S|null},
+// plus "algorithm": S for a chooser among kernels (Inductor), which Megatron
+// does not write. Readers accept every field Megatron writes (older files
+// leave the last three out) and check every type and range, naming the JSON
+// path of what is wrong; writers always write the full form (the algorithm
+// only when set), so files round-trip.
 #pragma once
 
 #include <initializer_list>

@@ -53,6 +53,13 @@ class CallRunner {
   // Whether the caller's stream is being captured into a graph: nothing
   // may run twice there, so nothing is timed or checked.
   virtual bool capturing() const = 0;
+
+  // Whether candidates can run now. False for a choice made while a
+  // program compiles (Inductor's templates, its kernels before their first
+  // launch): a pinned plan then decides and logs only (no bits check, no
+  // timed equivalents), and time(i) hands back what the face's own
+  // autotuner measured, for a record or an audit.
+  virtual bool runs_candidates() const { return true; }
 };
 
 struct FirstCallRequest {
@@ -66,6 +73,9 @@ struct FirstCallRequest {
   // What the face calls its candidates in the enumerate line ("configs",
   // "variants").
   std::string_view candidates_are = "configs";
+  // The candidate the kernel's own untimed heuristic launches, which
+  // on_miss min_cost takes instead of the cheapest (Inductor's default).
+  std::optional<std::size_t> own_default = std::nullopt;
 };
 
 struct FirstCallOutcome {

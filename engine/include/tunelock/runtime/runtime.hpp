@@ -78,9 +78,12 @@ class Runtime {
   // skipped as stale and the deciding entry's equivalents among the
   // candidates (decision.hpp), so nothing downstream looks the table up
   // again. Logs nothing: the caller logs what it launches under.
+  // `own_default`: the kernel's own untimed choice, which on_miss min_cost
+  // takes (SelectionRules::own_default).
   Decision pinned_decision(std::string_view arch, const KernelId& kernel, std::string_view key,
                            std::span<const Config> candidates,
-                           std::span<const std::string> nondeterministic_variants = {});
+                           std::span<const std::string> nondeterministic_variants = {},
+                           std::optional<std::size_t> own_default = std::nullopt);
 
   // What the first pinned call per key saw when it ran its config twice on
   // identical inputs: `repeated` true (same bits), false (bits changed), or
@@ -170,7 +173,8 @@ class Runtime {
   void reset_policy_state();
   Decision decide_pinned(std::string_view arch, const KernelId& kernel, std::string_view key,
                          std::span<const Config> candidates,
-                         std::span<const std::string> nondeterministic_variants, bool details);
+                         std::span<const std::string> nondeterministic_variants, bool details,
+                         std::optional<std::size_t> own_default = std::nullopt);
   void write_pending_records(const Policy& policy);
 
   const int rank_;

@@ -1,0 +1,347 @@
+"""torch.compile under the lockfile: Inductor's two autotuners carried
+through the engine's first-call story, as every other face's are.
+
+- **Templates, at compile time.** `mode="max-autotune"` times GEMM
+  templates against ATen (`AlgorithmSelectorCache.__call__`). Its calls go
+  to the engine's driver with a runner that runs nothing itself
+  (`runs_candidates` false): pinned, the table's choice is the only one
+  Inductor is handed, so it compiles and benchmarks nothing else; a miss
+  takes Inductor's own untimed default (the ATen call, as its
+  deterministic mode does) or refuses under `on_miss=error`. Recording,
+  Inductor benchmarks as usual (epilogue fusion decided at once, so what
+  is recorded is what is launched) and the runner hands the driver
+  Inductor's own timings, from its feedback savers.
+- **Generated kernels, at their first launch.** Pointwise, reduction and
+  persistent kernels time their configs in `CachingAutotuner`'s
+  `autotune_to_one_config`. The driver gets a runner over Inductor's own
+  `bench` and the call's arguments: pinned, the table's config launches,
+  its bits checked once; recording, every config is timed with the bits
+  audit. Coordinate descent, which makes configs no list holds, is off for
+  every kernel tunelock intercepts.
+
+Keys and candidates are `tunelock._inductor_describe`'s. Entries sit in
+the same tables as Triton's and C++'s, under `inductor.<op>` and
+`inductor.<kernel>`; the choice log, verify, merge and audit are the
+engine's. Supported: torch 2.9 to 2.11 (`SUPPORTED`); others are refused.
+"""
+import inspect
+import math
+import re
+import sys
+import threading
+
+from tunelock import _api as api
+from tunelock import _hooks as hooks
+from tunelock import _inductor_describe as describe
+from tunelock._bits import capturing, same_bits
+from tunelock._first_call import first_call
+from tunelock._introspection import arch_tag
+from tunelock._native import TunelockError, logger
+
+SUPPORTED = ((2, 9), (2, 10), (2, 11))
+
+
+def _torch_version():
+    import torch
+    return str(torch.__version__)
+
+
+def supported(version):
+    """Whether tunelock intercepts the Inductor of torch `version`."""
+    found = re.match(r"(\d+)\.(\d+)", str(version))
+    return bool(found) and (int(found.group(1)), int(found.group(2))) in SUPPORTED
+
+
+def _supported_text():
+    return ", ".join(f"{major}.{minor}" for major, minor in SUPPORTED)
+
+
+class _Interception:
+    """What the patch holds: Inductor's own methods, the feedback saver's
+    catch for the decision being recorded, and the lock every decision
+    takes (Inductor compiles one graph per thread, but kernels may launch
+    from several)."""
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.selector_class = None
+        self.original_call = None
+        self.autotuner_class = None
+        self.original_autotune = None
+        self.original_descent = None
+        self.saver_added = False
+        self.catching = None  # the choices of the decision whose timings are awaited
+        self.caught = None
+        self.said_unsupported = False
+
+
+_interception = _Interception()
+
+
+def install(policy=None, **fields):
+    """Installs `policy` (default: the environment's) and intercepts
+    Inductor's template selection and its generated kernels' autotuning.
+    Raises TunelockError where torch has no Inductor or is not a supported
+    version. Repeated calls replace the policy; the patch is applied once."""
+    with _interception.lock:
+        installed = api._install("inductor.install", policy, fields)
+        _patch()
+        return installed
+
+
+def patch_if_present():
+    """What `tunelock.triton.install()` does for torch.compile: intercepts
+    Inductor when torch has been imported and is supported; says why not,
+    once, when it is imported but unsupported. Returns whether it did."""
+    if "torch" not in sys.modules:
+        return False
+    try:
+        _patch()
+        return True
+    except TunelockError as why:
+        if not _interception.said_unsupported:
+            _interception.said_unsupported = True
+            logger.warning("torch.compile is not locked: %s", why)
+        return False
+
+
+def uninstall():
+    """Puts Inductor's own methods back."""
+    held = _interception
+    with held.lock:
+        if held.original_call is not None:
+            held.selector_class.__call__ = held.original_call
+            held.autotuner_class.autotune_to_one_config = held.original_autotune
+            held.autotuner_class.coordinate_descent_tuning = held.original_descent
+        held.original_call = held.original_autotune = held.original_descent = None
+
+
+def _inductor_modules():
+    version = _torch_version()
+    if not supported(version):
+        raise TunelockError(f"tunelock.inductor supports torch {_supported_text()}; this is "
+                            f"torch {version}. Pin one of those, or run torch.compile unlocked")
+    try:
+        from torch._inductor import select_algorithm
+        from torch._inductor.runtime import triton_heuristics
+    except ImportError as missing:
+        raise TunelockError(f"torch {version} has no Inductor to intercept ({missing})") from None
+    for module, names in ((select_algorithm, ("AlgorithmSelectorCache", "add_feedback_saver")),
+                          (triton_heuristics, ("CachingAutotuner",))):
+        absent = [name for name in names if not hasattr(module, name)]
+        if absent:
+            raise TunelockError(f"torch {version}'s {module.__name__} has no "
+                                f"{', '.join(absent)} to intercept")
+    return select_algorithm, triton_heuristics
+
+
+def _patch():
+    held = _interception
+    with held.lock:
+        if held.original_call is not None:
+            return
+        select_algorithm, triton_heuristics = _inductor_modules()
+        selector = select_algorithm.AlgorithmSelectorCache
+        autotuner = triton_heuristics.CachingAutotuner
+        for owner, method in ((selector, "__call__"), (autotuner, "autotune_to_one_config"),
+                              (autotuner, "coordinate_descent_tuning")):
+            if not callable(getattr(owner, method, None)):
+                raise TunelockError(f"this Inductor's {owner.__name__} has no {method} to "
+                                    f"intercept")
+        if not held.saver_added:  # Inductor keeps its savers for the process's life
+            select_algorithm.add_feedback_saver(_feedback_saver)
+            held.saver_added = True
+        held.selector_class, held.original_call = selector, selector.__call__
+        held.autotuner_class = autotuner
+        held.original_autotune = autotuner.autotune_to_one_config
+        held.original_descent = autotuner.coordinate_descent_tuning
+        selector.__call__ = _select_algorithm
+        autotuner.autotune_to_one_config = _autotune_to_one_config
+        autotuner.coordinate_descent_tuning = _coordinate_descent_tuning
+
+
+# ---- Templates: AlgorithmSelectorCache.__call__ -------------------------
+
+def _feedback_saver(timings, name, input_nodes, choices, *rest):
+    """Inductor's timings of one decision's choices, caught for the one
+    this module is recording (every other call passes by)."""
+    held = _interception
+    if held.catching is not None and any(c in held.catching for c in timings):
+        held.caught = dict(timings)
+
+
+def _size_hints():
+    """Inductor's sizes are symbols; their hints are the integers the key
+    holds (as Inductor's own autotune cache keys them)."""
+    try:
+        from torch._inductor.virtualized import V
+        sizevars = V.graph.sizevars
+        return lambda values: sizevars.size_hints(values)
+    except Exception:  # outside a graph (a stand-in): the sizes are integers already
+        return lambda values: [int(v) for v in values]
+
+
+class _TemplateRunner:
+    """A compile-time decision's runner: nothing runs here; Inductor's own
+    benchmark of every choice, run once when the driver first asks for a
+    time (a record or an audit), hands over its figures."""
+
+    has_outputs = False
+    capturing = False
+    runs_candidates = False
+
+    def __init__(self, benchmark):
+        self._benchmark = benchmark
+        self._times = None
+
+    def time(self, index):
+        if self._times is None:
+            self._times = self._benchmark()
+        return self._times[index]
+
+    def outputs(self, index):
+        raise TunelockError("a template choice is not run by tunelock")
+
+    def second_input(self):
+        return False
+
+    def put_back(self):
+        pass
+
+
+def _bound(original, selector, args, kwargs):
+    bound = inspect.signature(original).bind(selector, *args, **kwargs)
+    return bound.arguments
+
+
+def _call_with(original, arguments, **changes):
+    values = dict(arguments)
+    values.update(changes)
+    self = values.pop("self")
+    return original(self, **values)
+
+
+def _select_algorithm(self, *args, **kwargs):
+    held = _interception
+    original = held.original_call
+    arguments = _bound(original, self, args, kwargs)
+    name, choices = arguments["name"], list(arguments["choices"])
+    op = describe.algorithm_name(name)
+    plan = hooks.call_plan(describe.MODULE, op, len(choices))
+    if plan in ("untouched", "single") or len(choices) < 2:
+        return original(self, *args, **kwargs)
+    with held.lock:
+        key = hooks.tuning_key(describe.template_key_args(arguments["input_nodes"],
+                                                          arguments["layout"], _size_hints()))
+        candidates = describe.template_candidates(choices)
+
+        def benchmark():
+            held.catching, held.caught = set(choices), None
+            try:
+                changes = {"return_multi_template": False} if "return_multi_template" in \
+                    arguments or _takes(original, "return_multi_template") else {}
+                _call_with(original, arguments, **changes)
+                caught = held.caught
+            finally:
+                held.catching, held.caught = None, None
+            if not caught:
+                raise TunelockError(
+                    f"Inductor chose among {len(choices)} '{name}' choices without handing its "
+                    f"timings to its feedback savers (its pipelined or subprocess autotuning?); "
+                    f"turn those off to record or audit under tunelock")
+            return [float(caught.get(choice, math.inf)) for choice in choices]
+
+        outcome = first_call(arch_tag(), describe.MODULE, op, key, candidates, len(choices),
+                             _TemplateRunner(benchmark),
+                             own_default=describe.own_template_default(choices))
+        chosen = choices[outcome["launched"]]
+        # One choice: Inductor compiles it and benchmarks nothing.
+        return _call_with(original, arguments, choices=[chosen])
+
+
+def _takes(function, parameter):
+    try:
+        return parameter in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+# ---- Generated kernels: CachingAutotuner ---------------------------------
+
+def _kernel_plan(autotuner, count):
+    return hooks.call_plan(describe.MODULE, describe.kernel_name(autotuner), count)
+
+
+def _coordinate_descent_tuning(self, launcher, *args, **kwargs):
+    """Off wherever tunelock intercepts the kernel: it makes configs no
+    list holds, timed on this process's clock."""
+    if _kernel_plan(self, 2) not in ("untouched", "single"):
+        return launcher
+    return _interception.original_descent(self, launcher, *args, **kwargs)
+
+
+class _KernelRunner:
+    """A generated kernel's first launch: each config timed by Inductor's
+    own `bench`, and run on copies of every buffer it writes for its bits."""
+
+    runs_candidates = True
+    has_outputs = True
+
+    def __init__(self, autotuner, launchers, args, kwargs):
+        self.autotuner, self.launchers = autotuner, launchers
+        self.args, self.kwargs = args, kwargs
+        self.capturing = capturing()
+        names = list(getattr(autotuner.fn, "arg_names", ()))
+        mutated = set(getattr(autotuner, "mutated_arg_names", ()) or ())
+        self.written = [i for i, name in enumerate(names[:len(args)])
+                        if (name in mutated or name.startswith(("out_ptr", "in_out_ptr")))
+                        and hasattr(args[i], "clone")]
+        self.seen = []  # the distinct bits the runs gave, as tuples of tensors
+
+    def time(self, index):
+        return float(self.autotuner.bench(self.launchers[index], *self.args, **self.kwargs))
+
+    def outputs(self, index):
+        args = list(self.args)
+        for i in self.written:
+            args[i] = args[i].clone()
+        reset = getattr(self.autotuner, "reset_to_zero_args", None)
+        if reset is not None:
+            reset(*args, **self.kwargs)
+        self.launchers[index](*args, **self.kwargs, stream=_stream())
+        outputs = tuple(args[i] for i in self.written)
+        for number, earlier in enumerate(self.seen):
+            if all(same_bits(a, b) for a, b in zip(outputs, earlier)):
+                return str(number).encode()
+        self.seen.append(outputs)
+        return str(len(self.seen) - 1).encode()
+
+    def second_input(self):
+        return False
+
+    def put_back(self):
+        pass  # runs write into copies; Inductor's bench clones what it mutates
+
+
+def _stream():
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_available():
+            return torch.cuda.current_stream().cuda_stream
+    except Exception:
+        pass
+    return 0
+
+
+def _autotune_to_one_config(self, *args, **kwargs):
+    held = _interception
+    launchers = list(self.launchers)
+    name = describe.kernel_name(self)
+    if _kernel_plan(self, len(launchers)) in ("untouched", "single"):
+        return held.original_autotune(self, *args, **kwargs)
+    with held.lock:
+        key = hooks.tuning_key(describe.kernel_key_args(self))
+        outcome = first_call(arch_tag(), describe.MODULE, name, key,
+                             describe.kernel_candidates(launchers), len(launchers),
+                             _KernelRunner(self, launchers, args, kwargs), own_default=0)
+        self.launchers = [launchers[outcome["launched"]]]
