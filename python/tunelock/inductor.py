@@ -210,37 +210,39 @@ class _TemplateRunner:
 
 
 def _bound(original, selector, args, kwargs):
-    bound = inspect.signature(original).bind(selector, *args, **kwargs)
-    return bound.arguments
+    """The call's arguments by name, as Inductor's own signature binds them."""
+    return inspect.signature(original).bind(selector, *args, **kwargs)
 
 
-def _call_with(original, arguments, **changes):
-    values = dict(arguments)
-    values.update(changes)
-    self = values.pop("self")
-    return original(self, **values)
+def _call_with(original, bound, **changes):
+    """Inductor's own call with some arguments changed."""
+    changed = bound.signature.bind(*bound.args, **bound.kwargs)
+    changed.arguments.update(changes)
+    return original(*changed.args, **changed.kwargs)
 
 
 def _select_algorithm(self, *args, **kwargs):
     held = _interception
     original = held.original_call
-    arguments = _bound(original, self, args, kwargs)
-    name, choices = arguments["name"], list(arguments["choices"])
+    bound = _bound(original, self, args, kwargs)
+    name, choices = bound.arguments["name"], list(bound.arguments["choices"])
     op = describe.algorithm_name(name)
-    plan = hooks.call_plan(describe.MODULE, op, len(choices))
-    if plan in ("untouched", "single") or len(choices) < 2:
+    if len(choices) < 2 or hooks.call_plan(describe.MODULE, op, len(choices)) in ("untouched",
+                                                                                 "single"):
         return original(self, *args, **kwargs)
     with held.lock:
-        key = hooks.tuning_key(describe.template_key_args(arguments["input_nodes"],
-                                                          arguments["layout"], _size_hints()))
+        key = hooks.tuning_key(describe.template_key_args(bound.arguments["input_nodes"],
+                                                          bound.arguments["layout"], _size_hints()))
         candidates = describe.template_candidates(choices)
+        # Decided at once, so the record holds what launches: Inductor's
+        # epilogue-fusion benchmark would choose again later, on its clock.
+        at_once = ({"return_multi_template": False}
+                   if "return_multi_template" in bound.signature.parameters else {})
 
         def benchmark():
             held.catching, held.caught = set(choices), None
             try:
-                changes = {"return_multi_template": False} if "return_multi_template" in \
-                    arguments or _takes(original, "return_multi_template") else {}
-                _call_with(original, arguments, **changes)
+                _call_with(original, bound, **at_once)
                 caught = held.caught
             finally:
                 held.catching, held.caught = None, None
@@ -254,16 +256,8 @@ def _select_algorithm(self, *args, **kwargs):
         outcome = first_call(arch_tag(), describe.MODULE, op, key, candidates, len(choices),
                              _TemplateRunner(benchmark),
                              own_default=describe.own_template_default(choices))
-        chosen = choices[outcome["launched"]]
         # One choice: Inductor compiles it and benchmarks nothing.
-        return _call_with(original, arguments, choices=[chosen])
-
-
-def _takes(function, parameter):
-    try:
-        return parameter in inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return False
+        return _call_with(original, bound, choices=[choices[outcome["launched"]]], **at_once)
 
 
 # ---- Generated kernels: CachingAutotuner ---------------------------------
