@@ -10,7 +10,9 @@ through the engine's first-call story, as every other face's are.
   deterministic mode does) or refuses under `on_miss=error`. Recording,
   Inductor benchmarks as usual (epilogue fusion decided at once, so what
   is recorded is what is launched) and the runner hands the driver
-  Inductor's own timings, from its feedback savers.
+  Inductor's own timings, from its feedback savers. Under chaos a template
+  keeps Inductor's untimed default (a random tile may not compile: Inductor
+  drops tiles too big for the device only by compiling every one).
 - **Generated kernels, at their first launch.** Pointwise, reduction and
   persistent kernels time their configs in `CachingAutotuner`'s
   `autotune_to_one_config`. The driver gets a runner over Inductor's own
@@ -253,9 +255,16 @@ def _select_algorithm(self, *args, **kwargs):
                     f"turn those off to record or audit under tunelock")
             return [float(caught.get(choice, math.inf)) for choice in choices]
 
+        own = describe.own_template_default(choices)
+        if api.installed_policy().chaos:
+            # Inductor offers tiles beyond the device's shared memory and
+            # drops them only by compiling every choice: a choice made at
+            # random may not compile. Chaos varies the generated kernels;
+            # a template takes Inductor's own untimed default, logged.
+            hooks.log_choice(arch_tag(), describe.MODULE, op, key, candidates[own], True)
+            return _call_with(original, bound, choices=[choices[own]], **at_once)
         outcome = first_call(arch_tag(), describe.MODULE, op, key, candidates, len(choices),
-                             _TemplateRunner(benchmark),
-                             own_default=describe.own_template_default(choices))
+                             _TemplateRunner(benchmark), own_default=own)
         # One choice: Inductor compiles it and benchmarks nothing.
         return _call_with(original, bound, choices=[choices[outcome["launched"]]], **at_once)
 

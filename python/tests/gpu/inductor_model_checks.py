@@ -8,6 +8,7 @@ forward and backward, every process with fresh Inductor and Triton caches.
     inductor_model_checks.py ranks WORK       2 ranks over gloo, pinned, then under chaos
     inductor_model_checks.py speed WORK       max-autotune, default, deterministic and pinned,
                                               one at a time: compile time and steady step
+    inductor_model_checks.py all_checks WORK  all of these in one run
 
 Each process prints one JSON line: its compile time (the first step, which
 compiles), its median steady step, the SHA-256 of its loss, logits and
@@ -121,6 +122,10 @@ def step_process():
             result["verify"] = tunelock.verify()
         except tunelock.TunelockError as error:
             result["verify"] = "caught: " + str(error).splitlines()[0][:300]
+    if os.environ.get("WAIT_FILE"):  # compiled beside others; timed once the GPU is free
+        deadline = time.time() + 560
+        while not os.path.exists(os.environ["WAIT_FILE"]) and time.time() < deadline:
+            time.sleep(0.5)
     times = []
     for i in range(STEPS + 3):
         if watched:
@@ -236,6 +241,25 @@ def speed(work):
             ("deterministic", None, {"DETERMINISTIC": "1"}),
             ("pinned_solo", {"mode": "pinned", "table_path": tables_of(work)}, {})):
         results([spawn(work, label, policy, **env)])
+
+
+def all_checks(work):
+    """Everything in one go: the untouched max-autotune run compiles beside
+    the two recording runs and is timed later, alone, beside the others."""
+    go = os.path.join(work, "go")
+    baseline = spawn(work, "max_autotune", None, COUNT="1", WAIT_FILE=go)
+    record(work)
+    pinned(work)
+    print("== one at a time: max-autotune (compiled beside the records), default, "
+          "deterministic, pinned", flush=True)
+    open(go, "w").close()
+    results([baseline])
+    for label, policy, env in (
+            ("default", None, {"COMPILE_MODE": "default"}),
+            ("deterministic", None, {"DETERMINISTIC": "1"}),
+            ("pinned_solo", {"mode": "pinned", "table_path": tables_of(work)}, {})):
+        results([spawn(work, label, policy, **env)])
+    ranks(work)
 
 
 def smoke():
