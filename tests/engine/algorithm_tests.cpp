@@ -52,8 +52,9 @@ BOOST_AUTO_TEST_CASE(the_signature_names_the_algorithm_and_reads_back) {
   // Same parameters, another algorithm: another config.
   BOOST_TEST(!(with_algorithm(choices[1], "triton_bmm") == choices[1]));
   BOOST_TEST(!(make_config({}, 0, 0) == choices[0]));
-  BOOST_TEST(error_of([] { config_from_signature(";warps=0;stages=0;algorithm=", "s.txt"); })
-                 .find("s.txt: unknown option 'algorithm='") != std::string::npos);
+  BOOST_TEST(error_of([] {
+               config_from_signature(";warps=0;stages=0;algorithm=", "s.txt");
+             }).find("s.txt: unknown option 'algorithm='") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(json_writes_the_algorithm_only_when_set_and_refuses_a_bad_one) {
@@ -63,12 +64,14 @@ BOOST_AUTO_TEST_CASE(json_writes_the_algorithm_only_when_set_and_refuses_a_bad_o
   BOOST_TEST((config_from_json(config_to_json(aten), "c") == aten));
   nlohmann::json bad = config_to_json(aten);
   bad["algorithm"] = "aten mm";
-  BOOST_TEST(error_of([&] { config_from_json(bad, "t.json: kernels.k"); })
-                 .find("t.json: kernels.k.algorithm: 'aten mm' is not an algorithm name") !=
+  BOOST_TEST(error_of([&] {
+               config_from_json(bad, "t.json: kernels.k");
+             }).find("t.json: kernels.k.algorithm: 'aten mm' is not an algorithm name") !=
              std::string::npos);
   bad["algorithm"] = 3;
-  BOOST_TEST(error_of([&] { config_from_json(bad, "t.json: kernels.k"); })
-                 .find("t.json: kernels.k.algorithm: expected a string") != std::string::npos);
+  BOOST_TEST(error_of([&] {
+               config_from_json(bad, "t.json: kernels.k");
+             }).find("t.json: kernels.k.algorithm: expected a string") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(every_table_form_keeps_the_algorithm_and_matches_by_it) {
@@ -83,8 +86,8 @@ BOOST_AUTO_TEST_CASE(every_table_form_keeps_the_algorithm_and_matches_by_it) {
   BOOST_REQUIRE(full);
   BOOST_TEST(table_to_json(*binary) == json);
   if (fast) BOOST_TEST(table_to_json(*fast) == json);
-  for (const Table* t : {static_cast<const Table*>(full.get()),
-                         static_cast<const Table*>(binary.get())}) {
+  for (const Table* t :
+       {static_cast<const Table*>(full.get()), static_cast<const Table*>(binary.get())}) {
     BOOST_TEST(*t->match("inductor.mm", "k1", choices).index == 2u);
     BOOST_TEST(*t->match("inductor.mm", "k2", choices).index == 0u);
     // The same tile under another template is not the entry.
@@ -97,10 +100,12 @@ BOOST_AUTO_TEST_CASE(every_table_form_keeps_the_algorithm_and_matches_by_it) {
 BOOST_AUTO_TEST_CASE(a_table_with_a_bad_algorithm_is_refused_by_name) {
   const std::string bad =
       table_text(R"({"kwargs": {}, "num_warps": 0, "num_stages": 0, "algorithm": "a;b"})");
-  BOOST_TEST(error_of([&] { table_from_json(bad, "tables/sm90.json"); })
-                 .find("tables/sm90.json: kernels.inductor.mm") != std::string::npos);
-  BOOST_TEST(error_of([&] { table_from_json(bad, "tables/sm90.json"); })
-                 .find("'a;b' is not an algorithm name") != std::string::npos);
+  BOOST_TEST(error_of([&] {
+               table_from_json(bad, "tables/sm90.json");
+             }).find("tables/sm90.json: kernels.inductor.mm") != std::string::npos);
+  BOOST_TEST(error_of([&] {
+               table_from_json(bad, "tables/sm90.json");
+             }).find("'a;b' is not an algorithm name") != std::string::npos);
   BOOST_TEST(!detail::fast_table_from_json(bad, "tables/sm90.json"));  // the full one says why
 }
 

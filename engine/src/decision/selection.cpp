@@ -23,8 +23,8 @@ void no_candidates(const std::string& qualified) {
 
 // Truthful words: the cheapest config is chosen without a clock, so every
 // rank picks it alike, but nothing here has seen its bits.
-std::string untuned_warning(std::string_view qualified, std::string_view arch,
-                            std::size_t skipped, bool own_default) {
+std::string untuned_warning(std::string_view qualified, std::string_view arch, std::size_t skipped,
+                            bool own_default) {
   std::string text =
       "no tuned config for kernel '" + std::string(qualified) + "' on " + std::string(arch) +
       (own_default ? "; using its own untimed default" : "; using the cheapest config") +

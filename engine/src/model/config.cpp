@@ -39,8 +39,8 @@ void sort_params(std::vector<Param>& params) {
 Config make_config(std::vector<Param> params, int num_warps, int num_stages, int num_ctas,
                    std::optional<int> maxnreg) {
   sort_params(params);
-  return Config{std::move(params), num_warps, num_stages, num_ctas, maxnreg, std::nullopt,
-                std::nullopt};
+  return Config{std::move(params), num_warps,    num_stages,  num_ctas,
+                maxnreg,           std::nullopt, std::nullopt};
 }
 
 std::string signature(const Config& config) {

@@ -94,7 +94,8 @@ Config read_config(const json& value, const std::string& where, bool triton_defa
   }
   if (const json* algorithm = find_member(value, "algorithm"); algorithm && !algorithm->is_null()) {
     const std::string at = member_path(where, "algorithm");
-    if (!algorithm->is_string()) throw Error(at + ": expected a string, got " + describe(*algorithm));
+    if (!algorithm->is_string())
+      throw Error(at + ": expected a string, got " + describe(*algorithm));
     if (!is_algorithm_name(algorithm->get_ref<const std::string&>()))
       throw Error(at + ": '" + algorithm->get<std::string>() +
                   "' is not an algorithm name (1-128 characters, no space, ',', ';' or '=')");

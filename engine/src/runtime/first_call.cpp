@@ -66,10 +66,10 @@ class Story {
   // since a rank's own observation must not split the ranks. Nothing runs
   // inside a graph capture, so a captured first call goes unchecked.
   void pinned(bool audited) {
-    const Decision& decision = *(outcome_.decision = runtime_.pinned_decision(
-                                     request_.arch, request_.kernel, request_.key,
-                                     request_.candidates, request_.nondeterministic_variants,
-                                     request_.own_default));
+    const Decision& decision =
+        *(outcome_.decision = runtime_.pinned_decision(
+              request_.arch, request_.kernel, request_.key, request_.candidates,
+              request_.nondeterministic_variants, request_.own_default));
     const std::size_t entry = decision.choice.index;
     runtime_.log_choice(request_.arch, request_.kernel, request_.key, request_.candidates[entry],
                         ChoiceOrigin::pinned);

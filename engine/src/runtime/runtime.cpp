@@ -171,8 +171,7 @@ Decision Runtime::pinned_decision(std::string_view arch, const KernelId& kernel,
                                   std::string_view key, std::span<const Config> candidates,
                                   std::span<const std::string> nondeterministic_variants,
                                   std::optional<std::size_t> own_default) {
-  return decide_pinned(arch, kernel, key, candidates, nondeterministic_variants, true,
-                       own_default);
+  return decide_pinned(arch, kernel, key, candidates, nondeterministic_variants, true, own_default);
 }
 
 void Runtime::note_bits_check(const KernelId& kernel, std::string_view key, const Config& pinned,

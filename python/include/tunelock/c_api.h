@@ -115,8 +115,8 @@ int tunelock_call_plan(const char* module, const char* name, int64_t config_coun
  * audit) and pinned plans only decide and log (CallRunner::runs_candidates). */
 typedef struct tunelock_call_runner {
   void* context;
-  int has_outputs; /* the call has outputs a bits check can compare */
-  int capturing;   /* the caller's stream is being captured into a graph */
+  int has_outputs;     /* the call has outputs a bits check can compare */
+  int capturing;       /* the caller's stream is being captured into a graph */
   int runs_candidates; /* candidates can run now (0: at compile time) */
   int (*time)(void* context, int64_t i, double* median_ms, char* error, size_t error_size);
   int (*run)(void* context, int64_t i, char* outputs, size_t outputs_size, char* error,
