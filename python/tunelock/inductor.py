@@ -279,6 +279,9 @@ def _coordinate_descent_tuning(self, launcher, *args, **kwargs):
     """Off wherever tunelock intercepts the kernel: it makes configs no
     list holds, timed on this process's clock."""
     if _kernel_plan(self, 2) not in ("untouched", "single"):
+        # Marked as Inductor marks a descent's result, so its run() does not
+        # ask again on every launch (the cached launch stays a launch).
+        launcher.config.found_by_coordesc = True
         return launcher
     return _interception.original_descent(self, launcher, *args, **kwargs)
 
