@@ -142,6 +142,57 @@ def test_pinned_chooses_among_the_pruned_configs_and_runs_the_config_pre_hook():
     assert seen == [256, 256, 256]  # the first call's bits check (two runs), then the launch
 
 
+def test_pinned_launches_pass_only_the_options_the_backend_would_not_fill_in(monkeypatch):
+    # On CUDA the backend fills in num_warps=4, num_ctas=1, num_stages=3 itself;
+    # passing them again compiles the same kernel but costs every launch.
+    monkeypatch.setattr(tt, "_launch_options_filled_in",
+                        lambda: {"num_warps": 4, "num_ctas": 1, "num_stages": 3})
+    hooked = []
+    configs = [triton.Config({"BLOCK": 64}, num_warps=4, num_stages=3,
+                             pre_hook=lambda nargs: hooked.append(dict(nargs))),
+               triton.Config({"BLOCK": 128}, num_warps=8, num_stages=3)]
+    tt.install(mode="pinned")
+    tuner, kernel, _ = make_autotuner(configs=configs)
+    run_once(tuner)
+    run_once(tuner)
+    # The first call's two bits runs and both launches: the same options.
+    assert [sorted(k for k in launch if k not in ("grid", "warmup"))
+            for launch in kernel.launches] == [["BLOCK"]] * 4
+    # The config's pre_hook still sees every option, as under Triton's own run.
+    assert all(h["num_warps"] == 4 and h["num_stages"] == 3 and h["num_ctas"] == 1
+               for h in hooked) and len(hooked) == 4
+    tt.install(mode="pinned", block_sizes={"BLOCK": 128})
+    tuner, kernel, _ = make_autotuner(configs=configs)
+    run_once(tuner)
+    assert {k: v for k, v in kernel.launches[-1].items()} == {"BLOCK": 128, "num_warps": 8}
+
+
+def test_without_the_backends_defaults_every_option_is_passed():
+    assert tt.launch_options_filled_in() == {}  # the stand-in has no triton.compiler
+    tt.install(mode="pinned")
+    tuner, kernel, _ = make_autotuner()
+    run_once(tuner)
+    assert kernel.launches[-1] == {"BLOCK": 64, "num_warps": 1, "num_ctas": 1, "num_stages": 2}
+
+
+def test_the_hot_path_keys_a_call_the_same_however_its_arguments_come():
+    tt.install(mode="pinned")
+    tuner, kernel, _ = make_autotuner()
+    x, out = Tensor(mixed_values(N)), Tensor([0.0])
+    tuner.run(x, out, N)
+    tuner.run(x, out, n=N)  # the key argument by name: Triton's own key
+    tuner.run(x, out, 2 * N)  # another key: another first call
+    tuner.run(x, Tensor([0.0], "torch.bfloat16"), N)  # another dtype: another key
+    tuner.run(x, out, N)
+    log = tunelock.choice_log()
+    assert sorted(log) == sorted([
+        "unknown|demo.kernels.row_sum|n=4096|torch.float32|torch.float32",
+        "unknown|demo.kernels.row_sum|n=8192|torch.float32|torch.float32",
+        "unknown|demo.kernels.row_sum|n=4096|torch.float32|torch.bfloat16"])
+    assert [launch["BLOCK"] for launch in kernel.launches[-3:]] == [64, 64, 64]
+    assert len(tuner._tunelock_state.chosen) == 4  # the by-name call is its own hot-path entry
+
+
 def test_out_of_scope_and_config_invariant_kernels_are_timed_and_not_logged():
     for fields in ({"modules": ["other.pkg"]}, {"config_invariant": ["demo.kernels.row_sum"]}):
         tt.install(mode="pinned", **fields)

@@ -19,6 +19,8 @@ anything with clone/copy_/tolist (the test stand-in).
 import math
 import sys
 
+from tunelock._introspection import launch_kwargs
+
 
 def tensor_arguments(autotuner, args, kwargs):
     """{name: tensor} for every tensor argument of the call."""
@@ -86,8 +88,9 @@ class IdenticalInputs:
     after `use_second_input`, from a second input); `put_back` leaves the
     arguments as the call passed them."""
 
-    def __init__(self, autotuner, args, kwargs):
+    def __init__(self, autotuner, args, kwargs, filled_in=None):
         self.autotuner, self.args, self.kwargs = autotuner, args, kwargs
+        self.filled_in = filled_in or {}  # launched as the hot path launches (launch_kwargs)
         self.tensors = tensor_arguments(autotuner, args, kwargs)
         self.saved = {name: t.clone() for name, t in self.tensors.items()}
         self.base = self.saved
@@ -107,8 +110,9 @@ class IdenticalInputs:
     def _run(self, config):
         for name, tensor in self.tensors.items():
             tensor.copy_(self.base[name])
-        current = dict(self.kwargs, **config.all_kwargs())
-        full_nargs = {**dict(zip(self.autotuner.arg_names, self.args)), **current}
+        current = dict(self.kwargs, **launch_kwargs(config, self.filled_in))
+        full_nargs = {**dict(zip(self.autotuner.arg_names, self.args)), **self.kwargs,
+                      **config.all_kwargs()}
         if config.pre_hook:
             config.pre_hook(full_nargs)
         self.autotuner.pre_hook(full_nargs)
@@ -133,8 +137,9 @@ class TritonRunner:
     its bits. The call's tensors are snapshot before its first run, so
     every bits run and `put_back` start from what the call passed."""
 
-    def __init__(self, autotuner, candidates, args, kwargs):
+    def __init__(self, autotuner, candidates, args, kwargs, filled_in=None):
         self.autotuner, self.candidates, self.args, self.kwargs = autotuner, candidates, args, kwargs
+        self.filled_in = filled_in
         self.has_outputs = bool(tensor_arguments(autotuner, args, kwargs))
         self.capturing = capturing()
         self._inputs = None
@@ -142,7 +147,8 @@ class TritonRunner:
 
     def _identical(self):
         if self._inputs is None:
-            self._inputs = IdenticalInputs(self.autotuner, self.args, self.kwargs)
+            self._inputs = IdenticalInputs(self.autotuner, self.args, self.kwargs,
+                                           self.filled_in)
         return self._inputs
 
     def time(self, index):

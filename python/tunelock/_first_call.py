@@ -6,9 +6,9 @@ bits check, the audit entry, the choice log, the record and every message.
 A face hands it a runner that knows how to run one candidate of this call:
 
 - `time(i)`: the median milliseconds of candidate i, as the autotuner times;
-- `outputs(i)`: one run of candidate i from the call's inputs, as bytes
-  equal for two runs exactly when every output bit is (a digest, or the
-  number of the run's bits among those seen so far);
+- `outputs(i)`: one run of candidate i from the call's inputs, as short
+  ASCII bytes (at most 255) equal for two runs exactly when every output
+  bit is: the number of the run's bits among those seen so far;
 - `second_input()`: a second input for the bit classes, True when given;
 - `put_back()`: every argument as the call passed it;
 - `has_outputs`, `capturing`: what the call offers and where it runs;
@@ -19,7 +19,6 @@ An exception a runner raises is the candidate failing to run: the engine
 times it as infinite and says so once, as it does for the C++ launcher.
 """
 import ctypes
-import hashlib
 import json
 
 from tunelock._native import (RUNNER_RUN_FN, RUNNER_STEP_FN, RUNNER_TIME_FN, CallRunnerStruct,
@@ -55,8 +54,13 @@ class _Callbacks:
         @RUNNER_RUN_FN
         def run(_context, index, outputs, outputs_size, error, error_size):
             try:
-                digest = hashlib.blake2b(runner.outputs(index), digest_size=32).hexdigest()
-                _write_text(outputs, outputs_size, digest)
+                # The runner names the run's bits by a short number (equal
+                # numbers, equal bits), all the engine compares.
+                bits = runner.outputs(index)
+                if len(bits) >= outputs_size:
+                    raise ValueError(f"the runner named a run's bits by {len(bits)} bytes; "
+                                     f"at most {outputs_size - 1} fit")
+                _write_text(outputs, outputs_size, bits.decode("ascii"))
                 return 0
             except BaseException as failure:
                 _write_text(error, error_size, _error_text(failure))

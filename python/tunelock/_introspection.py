@@ -73,6 +73,34 @@ def config_data(config):
     return data
 
 
+# The launch options a Triton config carries besides its kwargs.
+LAUNCH_OPTIONS = ("num_warps", "num_ctas", "num_stages", "maxnreg")
+
+
+def launch_options_filled_in():
+    """The launch options the device's Triton backend fills in when a call
+    leaves them out (on CUDA num_warps=4, num_ctas=1, num_stages=3), or {}
+    where that cannot be read (no GPU, a Triton without these entry points).
+    Reads the current device: call it once CUDA is in use, never at import."""
+    try:
+        from triton.compiler.compiler import make_backend
+        from triton.runtime.driver import driver
+        options = make_backend(driver.active.get_current_target()).parse_options({})
+    except Exception:  # any failure only means: pass every option, as Triton's autotuner does
+        return {}
+    return {name: getattr(options, name) for name in LAUNCH_OPTIONS if hasattr(options, name)}
+
+
+def launch_kwargs(config, filled_in):
+    """What to pass `JITFunction.run` to launch `config`: its kwargs and the
+    launch options that differ from what the backend fills in. Either way the
+    same kernel is compiled (the backend parses the same options), but
+    Triton writes every option passed into its cache key as a string on each
+    launch, so the fewer passed, the cheaper the launch."""
+    return {name: value for name, value in config.all_kwargs().items()
+            if name not in filled_in or filled_in[name] != value}
+
+
 def call_args(autotuner, args, kwargs):
     named = dict(zip(autotuner.arg_names, args))
     return named, {k: v for k, v in {**named, **kwargs}.items() if k in autotuner.arg_names}

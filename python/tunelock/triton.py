@@ -25,7 +25,8 @@ from tunelock import _native as engine_native
 from tunelock._bits import TritonRunner
 from tunelock._first_call import first_call
 from tunelock._introspection import (arch_tag, autotuner_class, call_args, config_data,
-                                     driver_version, key_tuple, kernel_module, kernel_name, pruned)
+                                     driver_version, key_tuple, kernel_module, kernel_name,
+                                     launch_kwargs, launch_options_filled_in, pruned)
 
 class _Interception:
     """All the interception holds: the patch (Triton's own `Autotuner.run`
@@ -40,6 +41,7 @@ class _Interception:
         self.generation = 0
         self.policy = None
         self.seen = {}  # qualified name -> the autotuner last seen under it
+        self.filled_in = None  # the backend's own launch options, read at the first pinned call
 
 
 _interception = _Interception()
@@ -63,11 +65,14 @@ class _TunerState:
         self.audit_ids = {}  # the call's key -> the engine's audit entry
         self.arg_names = frozenset(autotuner.arg_names)
         # The hot path's key, when every key argument comes positionally:
-        # their positions, and how many positional arguments that takes.
+        # their positions, how many positional arguments that takes, and a
+        # key reader per number of positional arguments (_key_reader).
         names = list(autotuner.arg_names)
         self.key_positions = [names.index(k) for k in autotuner.keys if k in names]
         self.key_reach = max(self.key_positions, default=-1) + 1
-        # The call's key -> (Config, its launch kwargs) pinned, or True (timed).
+        self.key_readers = {}
+        # The call's key -> (Config, its launch kwargs, its pre_hook's kwargs
+        # or None) pinned, or True (timed).
         self.chosen = {}
         self.singleton_logged = False
         self.enumerated = False  # the UNPINNED line said
@@ -84,6 +89,7 @@ def install(policy=None, **fields):
         held.policy = installed.as_dict()
         held.generation += 1
         held.seen.clear()
+        held.filled_in = None
         _describe_device()
         inductor.patch_if_present()
         autotuner = autotuner_class()
@@ -106,7 +112,9 @@ def uninstall():
         held.original_run, held.autotuner_class = None, None
 
 
-_driver_version = driver_version  # a name of this module's own, for tests to stand in
+# Names of this module's own, for tests to stand in.
+_driver_version = driver_version
+_launch_options_filled_in = launch_options_filled_in
 
 
 def _describe_device():
@@ -180,25 +188,42 @@ def _run(self, *args, **kwargs):
         state = _state(self)
     if not state.pinned:
         return _run_unpinned(self, state, args, kwargs)
-    # The hot path: a key, one dict lookup, the launch. With the key
-    # arguments positional (the usual call) the key is their values and
-    # every argument's dtype object (a tensor's is interned; others None);
-    # otherwise it is built as Triton's run builds its own.
-    if len(args) >= state.key_reach and state.arg_names.isdisjoint(kwargs):
-        key = tuple([args[i] for i in state.key_positions] +
-                    [getattr(value, "dtype", None) for value in args])
+    # The hot path: a key, one dict lookup, the launch.
+    read_key = state.key_readers.get(len(args))
+    if read_key is not None and state.arg_names.isdisjoint(kwargs):
+        key = read_key(args)
     else:
-        key = key_tuple(self, args, kwargs)
+        key = _key_off_the_hot_path(self, state, args, kwargs)
     chosen = state.chosen.get(key)
     if chosen is None:
         chosen = _choose_pinned(self, state, key, args, kwargs)
     if state.audited and key in state.audit_ids:
         hooks.count_audited_call(state.audit_ids[key])
-    config, launch_kwargs = chosen
+    config, options, hook_kwargs = chosen
     self.best_config = config
-    if config.pre_hook is not None:
-        config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **launch_kwargs})
-    return self.fn.run(*args, **kwargs, **launch_kwargs)
+    if hook_kwargs is not None:
+        config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **hook_kwargs})
+    return self.fn.run(*args, **kwargs, **options)
+
+
+def _key_reader(positions, arity):
+    """The hot path's key of a call with `arity` positional arguments: the
+    key arguments' values, then every argument's dtype object (a tensor's
+    is interned; None for others). Generated as one tuple expression, from
+    integers only, because the loop that builds the same tuple costs twice
+    as much on every launch."""
+    items = [f"a[{i}]" for i in positions] + [f"g(a[{i}], 'dtype', None)" for i in range(arity)]
+    return eval(f"lambda a, g=getattr: ({', '.join(items)},)", {})  # noqa: S307 - integers only
+
+
+def _key_off_the_hot_path(autotuner, state, args, kwargs):
+    """The key of a call the hot path has no reader for: with every key
+    argument positional, a reader for this many arguments is made and used
+    from then on; otherwise the key is built as Triton's run builds its own."""
+    if len(args) >= state.key_reach and state.arg_names.isdisjoint(kwargs):
+        reader = state.key_readers[len(args)] = _key_reader(state.key_positions, len(args))
+        return reader(args)
+    return key_tuple(autotuner, args, kwargs)
 
 
 def _run_unpinned(self, state, args, kwargs):
@@ -224,12 +249,15 @@ def _choose_pinned(autotuner, state, key, args, kwargs):
     with _interception.lock:
         if key in state.chosen:
             return state.chosen[key]
+        if _interception.filled_in is None:
+            _interception.filled_in = _launch_options_filled_in()
         candidates = pruned(autotuner, args, kwargs)
-        outcome = _first_call(autotuner, state, candidates, args, kwargs)
+        outcome = _first_call(autotuner, state, candidates, args, kwargs, _interception.filled_in)
         config = candidates[outcome["launched"]]
         if outcome["audit_id"] is not None:
             state.audit_ids[key] = outcome["audit_id"]
-        state.chosen[key] = (config, config.all_kwargs())
+        hook_kwargs = config.all_kwargs() if config.pre_hook is not None else None
+        state.chosen[key] = (config, launch_kwargs(config, _interception.filled_in), hook_kwargs)
         return state.chosen[key]
 
 
@@ -251,8 +279,8 @@ def _run_timed(autotuner, state, key, args, kwargs):
     return _launch(autotuner, winner, args, kwargs)
 
 
-def _first_call(autotuner, state, candidates, args, kwargs):
-    runner = TritonRunner(autotuner, candidates, args, kwargs)
+def _first_call(autotuner, state, candidates, args, kwargs, filled_in=None):
+    runner = TritonRunner(autotuner, candidates, args, kwargs, filled_in)
     return first_call(arch_tag(), state.module, state.name, tuning_key(autotuner, args, kwargs),
                       [config_data(c) for c in candidates], len(autotuner.configs), runner)
 
