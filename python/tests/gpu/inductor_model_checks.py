@@ -4,11 +4,12 @@ forward and backward, every process with fresh Inductor and Triton caches.
 
     inductor_model_checks.py smoke            one record and one pinned process, a small GPT-2
     inductor_model_checks.py record WORK      2 recording processes, then `tunelock merge`
-    inductor_model_checks.py pinned WORK      4 pinned processes at once: bits, logs, launches
+    inductor_model_checks.py pinned WORK      4 pinned processes in turn: bits, logs, launches
     inductor_model_checks.py ranks WORK       2 ranks over gloo, pinned, then under chaos
     inductor_model_checks.py speed WORK       max-autotune, default, deterministic and pinned,
                                               one at a time: compile time and steady step
     inductor_model_checks.py all_checks WORK  all of these in one run
+    inductor_model_checks.py second_run WORK  record, pinned and ranks
 
 Each process prints one JSON line: its compile time (the first step, which
 compiles), its median steady step, the SHA-256 of its loss, logits and
@@ -17,6 +18,7 @@ untouched max-autotune run the decisions Inductor benchmarked)."""
 import hashlib
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -121,7 +123,7 @@ def step_process():
         try:
             result["verify"] = tunelock.verify()
         except tunelock.TunelockError as error:
-            result["verify"] = "caught: " + str(error).splitlines()[0][:300]
+            result["verify"] = "caught: " + " ".join(str(error).split())[:700]
     if os.environ.get("WAIT_FILE"):  # compiled beside others; timed once the GPU is free
         deadline = time.time() + 560
         while not os.path.exists(os.environ["WAIT_FILE"]) and time.time() < deadline:
@@ -153,8 +155,14 @@ def step_process():
     print(json.dumps(result), flush=True)
 
 
-def spawn(work, label, policy=None, **env):
-    cache = tempfile.mkdtemp(prefix=f"{label}-", dir=work)
+def spawn(work, label, policy=None, cache=None, **env):
+    """One step process with fresh Inductor and Triton caches: a new
+    directory, or `cache` emptied first."""
+    if cache is None:
+        cache = tempfile.mkdtemp(prefix=f"{label}-", dir=work)
+    else:
+        shutil.rmtree(cache, ignore_errors=True)
+        os.makedirs(cache)
     variables = {k: v for k, v in os.environ.items() if not k.startswith("TUNELOCK_")}
     variables.update({"LABEL": label, "TORCHINDUCTOR_CACHE_DIR": os.path.join(cache, "inductor"),
                       "TRITON_CACHE_DIR": os.path.join(cache, "triton")})
@@ -201,12 +209,15 @@ def record(work):
 
 
 def pinned(work):
+    """Four pinned processes one after another, each with fresh caches at
+    the same path: Triton writes the path of Inductor's generated source
+    into every cubin's line info, so caches at different paths give
+    different modules (and launch logs) for the same kernels."""
     import tunelock
-    print("== pinned: 4 processes at once", flush=True)
+    print("== pinned: 4 processes, fresh caches at one path", flush=True)
     policy = {"mode": "pinned", "table_path": tables_of(work)}
-    procs = [spawn(work, f"pinned{i}", policy, WATCH=os.path.join(work, f"launches{i}"))
-             for i in range(4)]
-    runs = results(procs)
+    runs = [results([spawn(work, f"pinned{i}", policy, cache=os.path.join(work, "pinned-cache"),
+                           WATCH=os.path.join(work, f"launches{i}"))])[0] for i in range(4)]
     print("distinct outputs:", len({r["sha256"] for r in runs if r}),
           "distinct logs:", len({r["log_digest"] for r in runs if r}), flush=True)
     binary = os.path.join(os.path.dirname(tunelock.__file__), "bin", "tunelock")
@@ -222,7 +233,10 @@ def pinned(work):
 
 def ranks(work):
     print("== 2 ranks over gloo, pinned; then chaos", flush=True)
-    for name, extra in (("agree", {}), ("chaos", {"chaos": 1, "verify_strict": 1})):
+    # Under chaos a rank may pick a config whose bits change run to run; with
+    # the bits check on, strict mode stops it there, before verify names it.
+    for name, extra in (("agree", {}), ("chaos", {"chaos": 1, "verify_strict": 1,
+                                                  "check_bits": "off"})):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -259,6 +273,14 @@ def all_checks(work):
             ("deterministic", None, {"DETERMINISTIC": "1"}),
             ("pinned_solo", {"mode": "pinned", "table_path": tables_of(work)}, {})):
         results([spawn(work, label, policy, **env)])
+    ranks(work)
+
+
+def second_run(work):
+    """Record, merge, pinned and the two ranks again, without the untouched
+    and speed runs."""
+    record(work)
+    pinned(work)
     ranks(work)
 
 
