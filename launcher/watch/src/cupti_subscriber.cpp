@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "tunelock/base/error.hpp"
+#include "tunelock/logs/image_identity.hpp"
 #include "tunelock/watch.h"
 #include "watch_session.hpp"
 
@@ -278,7 +279,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
         const auto* module =
             static_cast<const CUpti_ModuleResourceData*>(resource->resourceDescriptor);
         if (module && module->pCubin && module->cubinSize)
-          loaded_images.push_back(hex_digest(XXH3_64bits(module->pCubin, module->cubinSize)));
+          loaded_images.push_back(image_identity(module->pCubin, module->cubinSize));
       }
       return;
     case CUPTI_CB_DOMAIN_NVTX:
