@@ -68,7 +68,9 @@ std::string cubin(const std::string& code, const std::string& ptx_file) {
               {".rel.debug_line", std::string(8, '\2')}});
 }
 
-std::string identity(const std::string& image) { return image_identity(image.data(), image.size()); }
+std::string identity(const std::string& image) {
+  return image_identity(image.data(), image.size());
+}
 std::string whole(const std::string& image) {
   return hex_digest(XXH3_64bits(image.data(), image.size()));
 }
@@ -88,8 +90,9 @@ BOOST_AUTO_TEST_CASE(one_kernel_compiled_from_two_temporary_ptx_files_is_named_a
 BOOST_AUTO_TEST_CASE(other_code_other_constants_or_another_target_are_named_apart) {
   const std::string add = identity(cubin("SASS-add", "/tmp/a.ptx"));
   BOOST_CHECK_NE(add, identity(cubin("SASS-mul", "/tmp/a.ptx")));
-  BOOST_CHECK_NE(add, identity(elf({{".text.triton_poi_fused_add_0", "SASS-add"},
-                                    {".nv.constant0.triton_poi_fused_add_0", std::string(16, '\3')}})));
+  BOOST_CHECK_NE(add,
+                 identity(elf({{".text.triton_poi_fused_add_0", "SASS-add"},
+                               {".nv.constant0.triton_poi_fused_add_0", std::string(16, '\3')}})));
   BOOST_CHECK_NE(identity(elf({{".text.k", "SASS"}}, 0x5a0590)),
                  identity(elf({{".text.k", "SASS"}}, 0x640064)));
   // The name of a section is part of what it is.
@@ -101,8 +104,8 @@ BOOST_AUTO_TEST_CASE(an_image_that_is_not_a_well_formed_elf_is_hashed_whole) {
   BOOST_CHECK_EQUAL(identity(ptx), whole(ptx));
   const std::string good = cubin("SASS-add", "/tmp/a.ptx");
   // Cut anywhere: the headers or a section now lie outside the image.
-  for (std::size_t size : {std::size_t{0}, std::size_t{4}, sizeof(Elf64_Ehdr), good.size() / 2,
-                           good.size() - 1}) {
+  for (std::size_t size :
+       {std::size_t{0}, std::size_t{4}, sizeof(Elf64_Ehdr), good.size() / 2, good.size() - 1}) {
     const std::string cut = good.substr(0, size);
     BOOST_CHECK_EQUAL(identity(cut), whole(cut));
   }
