@@ -108,7 +108,8 @@ int choose(const ChooseOptions& options, Streams& streams) {
   if (!request.chaos_rank) {
     table = load_table_for_arch(arch, options.tables, false);
     if (!table && !options.tables.empty())
-      logger().warn("no table for {} among the --table arguments", arch);
+      logger().warn("no table for {} among the --table arguments ({})", arch,
+                    table_search_text(options.tables, false));
   }
   request.table = table.get();
   request.notices = &process_notices();  // warnings go to the log, as a run's do

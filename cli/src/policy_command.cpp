@@ -4,7 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "tunelock/base/log.hpp"
 #include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/tables/table_files.hpp"
 
 namespace tunelock::cli {
 namespace {
@@ -47,6 +49,9 @@ void print_text(const Policy& policy, std::ostream& out) {
 int show_policy(const PolicyFlags& flags, Streams& streams) {
   const Policy policy = policy_from_key_values(flags.pairs, policy_from_environment(streams.env));
   warn_if_mamba_env_ignored(streams.env, policy);
+  // A run under this policy would say the same at install.
+  for (const std::string& problem : unreadable_table_path(policy.table_path))
+    logger().warn("table path entry {}: no table is read from it", problem);
   if (flags.json)
     streams.out << policy_to_json(policy).dump(2) << "\n";
   else

@@ -160,10 +160,22 @@ int tunelock_gather_add(void* sink, const char* data, size_t size) {
   });
 }
 
+int tunelock_verify_due(int64_t iteration, int* due) {
+  return guarded([&] {
+    if (!due) throw Error("tunelock_verify_due: the due argument is NULL");
+    *due = process_runtime().verify_due(iteration) ? 1 : 0;
+  });
+}
+
 int tunelock_verify(int64_t iteration, int rank, int size, const char* group_id,
                     const int* world_ranks, tunelock_gather_fn gather, void* context,
                     int* verdict) {
   return guarded([&] {
+    if (!verdict) throw Error("verify: the verdict argument is NULL");
+    if (iteration >= 0 && !process_runtime().verify_due(iteration)) {
+      *verdict = -1;  // no check due: no group is built
+      return;
+    }
     CallbackCollective group(rank, size, text_of(group_id, "group_id"), world_ranks, gather,
                              context);
     Runtime& runtime = process_runtime();
@@ -173,6 +185,11 @@ int tunelock_verify(int64_t iteration, int rank, int size, const char* group_id,
 
 int tunelock_verify_ucx(int64_t iteration, int* verdict) {
   return guarded([&] {
+    if (!verdict) throw Error("verify: the verdict argument is NULL");
+    if (iteration >= 0 && !process_runtime().verify_due(iteration)) {
+      *verdict = -1;  // no check due: the rendezvous is neither read nor connected
+      return;
+    }
 #ifdef TUNELOCK_HAVE_UCX
     Runtime& runtime = process_runtime();
     // One world connection per process, made on the first check.
@@ -194,6 +211,11 @@ int tunelock_verify_group(int64_t iteration, int rank, int size, const char* gro
   return guarded([&] {
     if (!all_reduce) throw Error("verify: the all-reduce callback is NULL");
     if (!verdict) throw Error("verify: the verdict argument is NULL");
+    if (iteration >= 0 && !process_runtime().verify_due(iteration)) {
+      *verdict = -1;  // no check due: no transport is read or connected
+      if (over_ucx) *over_ucx = 0;
+      return;
+    }
     CallbackCollective group(rank, size, text_of(group_id, "group_id"), world_ranks, gather,
                              context, all_reduce);
     Runtime& runtime = process_runtime();

@@ -22,6 +22,16 @@ from ._hooks import (Choice, Config, audit_key, autotune_configs, call_plan, cou
 from ._native import TunelockError
 from ._offline import FileKind, audit, choose, convert_table, file_kind, merge, report, table
 
+
+
+def __getattr__(name):
+    """`tunelock.__version__`: the engine's version, read when asked (the
+    engine library loads then, not at import)."""
+    if name == "__version__":
+        return version()
+    raise AttributeError(f"module 'tunelock' has no attribute {name!r}")
+
+
 __all__ = [
     # the user API
     "TunelockError", "Policy", "install", "installed_policy", "observes", "verify", "maybe_verify",

@@ -1,4 +1,4 @@
-"""`python -m tunelock`: the `tunelock` CLI's offline commands.
+"""`python -m tunelock` and the `tunelock` console script: the `tunelock` CLI.
 
     python -m tunelock --version
     python -m tunelock table show examples/tables/sm90.json
@@ -8,8 +8,8 @@
 The commands are the CLI's own (same engine, same output, messages and exit
 codes): the package carries the program in tunelock/bin/tunelock (`pip
 install .`, `cmake --install` and the build tree put it there) and this
-module runs it with the arguments as given. Every command runs except
-`launch`, which starts processes; run the `tunelock` program for it.
+module runs it with the arguments as given (exec: the program's exit
+code, signals and output are the command's own), `launch` included.
 
 Where the package has no program beside it, TUNELOCK_CLI names one (it
 also overrides the bundled one); then a build tree's cli/tunelock next to
@@ -19,17 +19,21 @@ import os
 import shutil
 import signal
 import sys
-from typing import List, Optional, Sequence
+from typing import List, Optional
 
-OFFLINE_COMMANDS = ("choose", "policy", "table", "merge", "report", "verify", "digest",
-                    "preview", "timings", "log", "watch")
-REFUSED_COMMANDS = ("launch",)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _executable(path: Optional[str]) -> bool:
     return bool(path) and os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def _is_this_script(path: str) -> bool:
+    """Whether `path` is the console script now running (pip's `tunelock`
+    wrapper, found on PATH): running it would run itself."""
+    return bool(sys.argv and sys.argv[0]) and \
+        os.path.realpath(path) == os.path.realpath(sys.argv[0])
 
 
 def find_cli() -> Optional[str]:
@@ -42,29 +46,13 @@ def find_cli() -> Optional[str]:
                  # <build>/python/tunelock -> <build>/cli/tunelock
                  os.path.join(os.path.dirname(os.path.dirname(_HERE)), "cli", "tunelock"),
                  shutil.which("tunelock")):
-        if _executable(path):
+        if _executable(path) and not _is_this_script(path):
             return os.path.abspath(path)
-    return None
-
-
-def _command(args: Sequence[str]) -> Optional[str]:
-    """The command word: the first argument that is not a flag."""
-    for arg in args:
-        if arg == "--":
-            return None
-        if not arg.startswith("-"):
-            return arg
     return None
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    command = _command(args)
-    if command in REFUSED_COMMANDS:
-        print(f"tunelock: `{command}` starts processes and is not run through `python -m "
-              f"tunelock`; run the tunelock program: {find_cli() or 'tunelock'} {command} ... "
-              f"(python -m tunelock runs {', '.join(OFFLINE_COMMANDS)})", file=sys.stderr)
-        return 2
     cli = find_cli()
     if cli is None:
         named = os.environ.get("TUNELOCK_CLI")
@@ -85,6 +73,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         os.execv(cli, [cli] + args)  # does not return
     import subprocess  # elsewhere: run it and pass its exit code on
     return subprocess.call([cli] + args)
+
+
+def console() -> None:
+    """The `tunelock` console script that `pip install` puts on PATH."""
+    sys.exit(main())
 
 
 if __name__ == "__main__":

@@ -81,6 +81,7 @@ _SIGNATURES = {
                          ctypes.POINTER(ctypes.c_int), GATHER_FN, ctypes.c_void_p,
                          ctypes.POINTER(ctypes.c_int)], ctypes.c_int),
     "tunelock_verify_ucx": ([ctypes.c_int64, ctypes.POINTER(ctypes.c_int)], ctypes.c_int),
+    "tunelock_verify_due": ([ctypes.c_int64, ctypes.POINTER(ctypes.c_int)], ctypes.c_int),
     "tunelock_verify_group": ([ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
                                ctypes.POINTER(ctypes.c_int), GATHER_FN, ALL_REDUCE_FN,
                                ctypes.c_void_p, ctypes.POINTER(ctypes.c_int),

@@ -117,6 +117,11 @@ last_over_ucx = None  # whether the last check in a process group went over UCX
 
 def run_verify(iteration, group):
     global last_over_ucx
+    if iteration >= 0:  # the cadence first: no group or transport is looked at when no check is due
+        due = ctypes.c_int(0)
+        check(lib.tunelock_verify_due(iteration, ctypes.byref(due)))
+        if not due.value:
+            return -1
     dist = _torch_group(group)
     verdict = ctypes.c_int(-1)
     if dist is None:

@@ -42,6 +42,7 @@ class _Interception:
         self.policy = None
         self.seen = {}  # qualified name -> the autotuner last seen under it
         self.filled_in = None  # the backend's own launch options, read at the first pinned call
+        self.said_no_triton = False
 
 
 _interception = _Interception()
@@ -91,8 +92,14 @@ def install(policy=None, **fields):
         held.seen.clear()
         held.filled_in = None
         _describe_device()
-        inductor.patch_if_present()
+        inductor_locked = inductor.patch_if_present()
         autotuner = autotuner_class()
+        if autotuner is None and not held.said_no_triton:
+            held.said_no_triton = True
+            engine_native.logger.warning(
+                "Triton is not importable here: tunelock.triton intercepts no @triton.autotune "
+                "kernel (the policy is installed%s)",
+                "; torch.compile's choices are locked" if inductor_locked else "")
         if autotuner is None or held.original_run is not None:
             return installed
         if not callable(getattr(autotuner, "run", None)) or not hasattr(autotuner, "prune_configs"):

@@ -3,9 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "captured_log.hpp"
 #include "cli_run.hpp"
 #include "temp_dir.hpp"
 
+using tunelock::testing::CapturedLog;
 using tunelock::testing::run_cli;
 using tunelock::testing::TempDir;
 
@@ -87,6 +89,15 @@ BOOST_AUTO_TEST_CASE(block_override_decides_before_on_miss) {
                                    {"--block", "BLOCK_SIZE=2048", "--on-miss", "error"}));
   BOOST_TEST(out["index"] == 0);
   BOOST_TEST(out["reason"] == "block_sizes");
+}
+
+BOOST_AUTO_TEST_CASE(a_table_argument_that_does_not_exist_is_named) {
+  CapturedLog log;
+  const auto out = decision(choose("demo.ops.softmax", "N=4096|f32",
+                                   {"--arch", "sm90", "--table", "/tmp/tunelock-no-such-dir"}));
+  BOOST_TEST(out["reason"] == "min_cost");
+  BOOST_TEST(log.count("no table for sm90 among the --table arguments "
+                       "(/tmp/tunelock-no-such-dir (does not exist))") == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(on_miss_error_exits_3_with_the_message_on_stderr) {

@@ -3,8 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "captured_log.hpp"
 #include "cli_run.hpp"
 
+using tunelock::testing::CapturedLog;
 using tunelock::testing::run_cli;
 
 BOOST_AUTO_TEST_SUITE(policy_command)
@@ -71,6 +73,15 @@ BOOST_AUTO_TEST_CASE(invalid_variable_exits_2_naming_it) {
   const auto record_without_path = run_cli({"policy", "--mode", "record"});
   BOOST_TEST(record_without_path.code == 2);
   BOOST_TEST(record_without_path.err.find("needs a record path") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_table_path_that_does_not_exist_is_named) {
+  CapturedLog log;
+  const auto result = run_cli({"policy"}, {{"TUNELOCK_MODE", "pinned"},
+                                           {"TUNELOCK_TABLE_PATH", "/tmp/tunelock-no-such-dir"}});
+  BOOST_TEST(result.code == 0);
+  BOOST_TEST(result.out.find("/tmp/tunelock-no-such-dir") != std::string::npos);
+  BOOST_TEST(log.count("table path entry /tmp/tunelock-no-such-dir does not exist") == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -8,14 +8,17 @@
 #include <thread>
 
 #include "captured_log.hpp"
+#include "error_of.hpp"
 #include "ranks.hpp"
 #include "temp_dir.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/rank_environment.hpp"
 #include "tunelock/io/files.hpp"
+#include "tunelock/tables/table_files.hpp"
 
 using namespace tunelock;
 using tunelock::testing::CapturedLog;
+using tunelock::testing::contains;
 using tunelock::testing::TempDir;
 
 namespace {
@@ -95,6 +98,60 @@ BOOST_AUTO_TEST_CASE(changed_policy_resets_log_notices_and_generation) {
   BOOST_TEST(runtime.choice_log().size() == 0u);
   runtime.pinned_choice("sm90", kMatmul, "M=1", candidates());
   BOOST_TEST(log.count("no tuned config for kernel 'pkg.ops.matmul'") == 2u);  // warned again
+}
+
+BOOST_AUTO_TEST_CASE(a_table_path_that_does_not_exist_is_named_at_install_and_at_the_fallback) {
+  TempDir dir;
+  const std::string missing = (dir.path() / "no-such-dir").string();
+  Notices notices;
+  CapturedLog log;
+  Runtime runtime(0, notices);
+  Policy p = pinned();
+  p.table_path = {missing, dir.path().string()};
+  runtime.install(p);
+  BOOST_TEST(log.count("table path entry " + missing + " does not exist: no table is read") == 1u);
+  runtime.install(p);  // the same policy again: nothing new to say
+  BOOST_TEST(log.count("table path entry " + missing) == 1u);
+  // The fallback's warning says where the table was looked for.
+  runtime.pinned_choice("sm90", kMatmul, "M=1", candidates());
+  BOOST_TEST(
+      log.count("no sm90 table in " + missing + " (does not exist), " + dir.path().string()) == 1u);
+  // Under on_miss=error or strict provenance the run is refused, keeping the policy.
+  for (bool strict : {false, true}) {
+    Policy refusing = p;
+    refusing.verify_every = strict ? 3 : 2;  // a changed policy
+    if (strict)
+      refusing.provenance = ProvenanceCheck::strict;
+    else
+      refusing.on_miss = OnMiss::error;
+    try {
+      runtime.install(refusing);
+      BOOST_FAIL("an unreadable table path was accepted");
+    } catch (const Error& e) {
+      BOOST_TEST(contains(e.what(), missing + " does not exist"));
+      BOOST_TEST(
+          contains(e.what(), strict ? "TUNELOCK_PROVENANCE=strict" : "TUNELOCK_ON_MISS=error"));
+    }
+    BOOST_TEST((*runtime.policy() == p));
+  }
+  // Modes that read no table say nothing of it.
+  CapturedLog quiet;
+  Policy automatic;
+  automatic.table_path = {missing};
+  runtime.install(automatic);
+  BOOST_TEST(quiet.count("table path entry") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(without_a_table_path_the_fallback_says_none_is_set) {
+  Notices notices;
+  CapturedLog log;
+  Runtime runtime(0, notices);
+  runtime.install(pinned());
+  runtime.pinned_choice("sm90", kMatmul, "M=1", candidates());
+  const bool installed_dir = !installed_tables_dir().empty();
+  BOOST_TEST(log.count(installed_dir
+                           ? "no sm90 table in " + installed_tables_dir().string()
+                           : std::string("no table path is set (TUNELOCK_TABLE_PATH)")) == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(installing_the_same_policy_twice_changes_nothing) {

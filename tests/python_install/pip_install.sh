@@ -71,11 +71,13 @@ out=$("$venv/bin/python" -m tunelock table show "$source_dir/examples/tables/sm9
 grep -q '^arch: *sm90$' <<<"$out" || fail "table show printed no arch: $out"
 grep -q '^rmsnorm \[N=8192|bf16\] -> BLOCK_SIZE=1024;warps=8;stages=1$' <<<"$out" \
   || fail "table show printed no rmsnorm entry: $out"
-status=0
-"$venv/bin/python" -m tunelock launch -n 1 true 2>"$scratch/launch.err" || status=$?
-[[ $status == 2 ]] && grep -q "not run through" "$scratch/launch.err" \
-  || fail "python -m tunelock launch: exit $status, $(cat "$scratch/launch.err")"
-echo "ok: python -m tunelock runs the installed CLI (--version, table show; launch refused)"
+out=$("$venv/bin/python" -m tunelock launch -n 2 -- sh -c 'echo "rank $RANK"') \
+  || fail "python -m tunelock launch exited $?"
+[[ $(grep -cE '^\[rank ([01])\] rank \1$' <<<"$out") == 2 ]] || fail "python -m tunelock launch printed '$out'"
+# pip's console script: the same CLI, on the venv's PATH.
+out=$("$venv/bin/tunelock" --version) || fail "the tunelock console script exited $?"
+[[ $out == "tunelock $version" ]] || fail "the tunelock console script printed '$out'"
+echo "ok: python -m tunelock and the tunelock console script run the installed CLI (--version, table show, launch)"
 
 # The Python suite against the installed package.
 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$source_dir/python/tests" \

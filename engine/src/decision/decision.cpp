@@ -48,6 +48,7 @@ Decision make_decision(const DecisionRequest& request) {
   rules.declared_nondeterministic = request.declared_nondeterministic;
   rules.nondeterministic_variants = request.nondeterministic_variants;
   rules.own_default = request.own_default;
+  rules.tables_searched = request.tables_searched;
   out.choice = decide(request.kernel, request.key, request.candidates, rules, request.chaos_rank);
   if (!request.details) return out;
   out.by_cost.resize(request.candidates.size());

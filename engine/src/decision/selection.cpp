@@ -24,7 +24,7 @@ void no_candidates(const std::string& qualified) {
 // Truthful words: the cheapest config is chosen without a clock, so every
 // rank picks it alike, but nothing here has seen its bits.
 std::string untuned_warning(std::string_view qualified, std::string_view arch, std::size_t skipped,
-                            bool own_default) {
+                            bool own_default, const SelectionRules& rules) {
   std::string text =
       "no tuned config for kernel '" + std::string(qualified) + "' on " + std::string(arch) +
       (own_default ? "; using its own untimed default" : "; using the cheapest config") +
@@ -33,6 +33,8 @@ std::string untuned_warning(std::string_view qualified, std::string_view arch, s
       "checks them where the kernel declares its outputs (unless TUNELOCK_CHECK_BITS=off)";
   if (skipped)
     text += "; " + std::to_string(skipped) + " config(s) known to be nondeterministic skipped";
+  if (!rules.table && !rules.tables_searched.empty())
+    text += "; " + std::string(rules.tables_searched);
   return text + ". Record a table to pin the fastest config whose bits repeat";
 }
 
@@ -216,7 +218,7 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
   const bool own = rules.own_default && *rules.own_default < candidates.size() &&
                    (skip.empty() || !skip[*rules.own_default]);
   if (notices_of(rules).first(notice_key))
-    warn(rules, untuned_warning(kernel.qualified(), rules.arch, skipped, own));
+    warn(rules, untuned_warning(kernel.qualified(), rules.arch, skipped, own, rules));
   const std::size_t index = own ? *rules.own_default : cheapest(candidates, skip);
   if (skipped == candidates.size() &&
       notices_of(rules).first("all-nondeterministic|" + kernel.qualified())) {

@@ -41,6 +41,7 @@ void Runtime::install(const Policy& policy) {
     if (*policy_ == policy) return;
     previous = policy_;
   }
+  check_table_path(policy);
   write_pending_records(*previous);
   {
     std::lock_guard lock(mutex_);
@@ -52,6 +53,23 @@ void Runtime::install(const Policy& policy) {
   records_.clear();
   notices_.reset();
   generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Runtime::check_table_path(const Policy& policy) {
+  const Mode mode = policy.effective_mode();
+  if (mode != Mode::pinned && mode != Mode::audit) return;  // only these read tables
+  for (const std::string& problem : unreadable_table_path(policy.table_path)) {
+    const std::string what = "table path entry " + problem + ": no table is read from it";
+    if (policy.on_miss == OnMiss::error || policy.provenance == ProvenanceCheck::strict)
+      throw Error(what + " (" +
+                  (policy.on_miss == OnMiss::error ? "TUNELOCK_ON_MISS=error"
+                                                   : "TUNELOCK_PROVENANCE=strict") +
+                  " refuses a run whose tables cannot be found); fix TUNELOCK_TABLE_PATH");
+    logger().warn(
+        "{}, so every kernel it would have answered falls back to block sizes or the "
+        "cheapest config; fix TUNELOCK_TABLE_PATH",
+        what);
+  }
 }
 
 void Runtime::write_pending_records(const Policy& policy) {
@@ -151,6 +169,12 @@ Decision Runtime::decide_pinned(std::string_view arch, const KernelId& kernel, s
   request.declared_nondeterministic = current->nondeterministic;
   request.nondeterministic_variants = nondeterministic_variants;
   request.own_default = own_default;
+  if (!table && !current->chaos) {
+    const std::string searched = table_search_text(current->table_path, true);
+    request.tables_searched = searched.empty()
+                                  ? "no table path is set (TUNELOCK_TABLE_PATH)"
+                                  : "no " + std::string(arch) + " table in " + searched;
+  }
   request.notices = &notices_;  // once per policy, logged
   request.collect_warnings = false;
   request.explain = false;
@@ -292,9 +316,13 @@ void Runtime::set_launch_digest_source(std::function<std::string()> source) {
   launch_digest_ = std::move(source);
 }
 
-std::optional<bool> Runtime::maybe_verify(std::int64_t iteration, Collective& group) {
+bool Runtime::verify_due(std::int64_t iteration) const {
   const int every = policy()->verify_every;
-  if (every <= 0 || iteration % every != 0) return std::nullopt;
+  return every > 0 && iteration % every == 0;
+}
+
+std::optional<bool> Runtime::maybe_verify(std::int64_t iteration, Collective& group) {
+  if (!verify_due(iteration)) return std::nullopt;
   return verify(group).agreed;
 }
 

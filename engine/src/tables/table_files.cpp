@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/log.hpp"
@@ -109,6 +112,44 @@ std::unique_ptr<Table> load_table_for_arch(std::string_view arch,
     logger().warn("{} holds a table for {}, not {}; not used", entry.string(), table->arch(), arch);
   }
   return nullptr;
+}
+
+namespace {
+
+// Why no table can be read from `entry`, or nothing when one may be.
+std::optional<std::string> unreadable(const fs::path& entry) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(entry, ec);
+  if (!fs::exists(status)) return entry.string() + " does not exist";
+  if (fs::is_directory(status)) {
+    fs::directory_iterator listing(entry, ec);
+    if (ec) return entry.string() + " cannot be read (" + ec.message() + ")";
+    return std::nullopt;
+  }
+  std::ifstream file(entry, std::ios::binary);
+  if (!file) return entry.string() + " cannot be read (" + std::strerror(errno) + ")";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> unreadable_table_path(std::span<const std::string> search_path) {
+  std::vector<std::string> out;
+  for (const std::string& entry : search_path)
+    if (auto why = unreadable(entry)) out.push_back(*why);
+  return out;
+}
+
+std::string table_search_text(std::span<const std::string> search_path, bool include_installed) {
+  std::string out;
+  auto add = [&out](const fs::path& entry) {
+    std::error_code ec;
+    out += (out.empty() ? "" : ", ") + entry.string() +
+           (fs::exists(entry, ec) ? "" : " (does not exist)");
+  };
+  for (const std::string& entry : search_path) add(entry);
+  if (include_installed && !installed_tables_dir().empty()) add(installed_tables_dir());
+  return out;
 }
 
 }  // namespace tunelock

@@ -190,6 +190,12 @@ int tunelock_verify(int64_t iteration, int rank, int size, const char* group_id,
  * minimum). Returns 0, or non-zero on failure. */
 typedef int (*tunelock_all_reduce_fn)(void* context, int64_t* values, size_t count, int op);
 
+/* *due = 1 when the policy's cadence checks at `iteration` (verify_every
+ * divides it), else 0. Every verify entry below with iteration >= 0 asks
+ * this first and, when no check is due, reads no rendezvous variable and
+ * builds no transport: *verdict = -1. */
+int tunelock_verify_due(int64_t iteration, int* due);
+
 /* tunelock_verify over the UCX world collective from the environment (RANK,
  * WORLD_SIZE, rendezvous variables); fails where UCX was not built. */
 int tunelock_verify_ucx(int64_t iteration, int* verdict);

@@ -43,6 +43,9 @@ struct DecisionRequest {
   std::span<const std::string> nondeterministic_variants = {};
   // The kernel's own untimed default among the candidates (SelectionRules).
   std::optional<std::size_t> own_default = std::nullopt;
+  // Without a table: where it was looked for ("no sm90 table in DIR, ..."),
+  // added to the fallback's warning. Empty: nothing is added (a tool).
+  std::string tables_searched;
   // Which once-only warnings were given already: a running process's
   // per-policy set, a preview's for its rows, process_notices() for a
   // tool. Null: a fresh set for this one decision.

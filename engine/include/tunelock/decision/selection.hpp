@@ -60,6 +60,8 @@ struct SelectionRules {
   // choice when it does not benchmark). Set: on_miss min_cost takes it
   // rather than the cheapest, unless it is known to change its own bits.
   std::optional<std::size_t> own_default = std::nullopt;
+  // Without a table: where it was looked for, added to the fallback's warning.
+  std::string_view tables_searched = {};
 };
 
 // Index of the first candidate whose params match every override; a

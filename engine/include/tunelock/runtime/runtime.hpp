@@ -43,7 +43,10 @@ class Runtime {
 
   // Replaces the installed policy. Validates it; in record mode creates the
   // record path's parent folders and fails, keeping the previous policy,
-  // when they cannot be written. A changed policy first writes pending
+  // when they cannot be written. A pinned or audit policy whose table path
+  // names something that does not exist or cannot be read is warned about
+  // (an Error, keeping the previous policy, under on_miss=error or strict
+  // provenance). A changed policy first writes pending
   // records, then resets per-policy state (choice log, group agreement,
   // tables, records, once-notices) and bumps generation(). Installing an
   // equal policy changes nothing.
@@ -159,6 +162,10 @@ class Runtime {
   // ("not checked") otherwise or when verification is off.
   std::optional<bool> maybe_verify(std::int64_t iteration, Collective& group);
 
+  // Whether maybe_verify(iteration, ...) checks: ask before building a
+  // collective, so a program that never verifies reads no rendezvous.
+  bool verify_due(std::int64_t iteration) const;
+
   // ---- Output ----
 
   // Writes records (record mode) now; `choice_log_prefix` non-empty also
@@ -176,6 +183,9 @@ class Runtime {
                          std::span<const std::string> nondeterministic_variants, bool details,
                          std::optional<std::size_t> own_default = std::nullopt);
   void write_pending_records(const Policy& policy);
+  // A pinned or audit policy's table path entries that no table can be read
+  // from: a warning each, or an Error under on_miss=error or strict provenance.
+  void check_table_path(const Policy& policy);
 
   const int rank_;
   Notices& notices_;

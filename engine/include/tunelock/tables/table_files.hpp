@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tunelock/tables/table.hpp"
 
@@ -46,5 +47,14 @@ void write_table_file(const Table& table, const std::filesystem::path& path);
 std::unique_ptr<Table> load_table_for_arch(std::string_view arch,
                                            std::span<const std::string> search_path,
                                            bool include_installed);
+
+// The entries of `search_path` no table can ever be read from, each as
+// "PATH does not exist" or "PATH cannot be read (why)": a mistyped path
+// would otherwise only show as every kernel falling back to the cheapest.
+std::vector<std::string> unreadable_table_path(std::span<const std::string> search_path);
+
+// Where load_table_for_arch looks, for messages: the entries (and the
+// installed tables' directory), each missing one marked so.
+std::string table_search_text(std::span<const std::string> search_path, bool include_installed);
 
 }  // namespace tunelock
