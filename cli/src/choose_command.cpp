@@ -13,6 +13,7 @@
 #include "tunelock/decision/selection.hpp"
 #include "tunelock/io/files.hpp"
 #include "tunelock/model/candidates.hpp"
+#include "tunelock/runtime/policy_sources.hpp"
 #include "tunelock/tables/table_files.hpp"
 #include "tunelock/tables/table_format.hpp"
 
@@ -25,7 +26,7 @@ struct ChooseOptions {
   std::string key;
   std::vector<std::string> tables;
   std::string arch;
-  std::string on_miss = "min_cost";
+  std::string on_miss;  // empty: the environment's (TUNELOCK_ON_MISS), else min_cost
   std::vector<std::string> blocks;
   bool chaos = false;
   std::int64_t rank = 0;
@@ -90,7 +91,12 @@ int choose(const ChooseOptions& options, Streams& streams) {
   const std::string qualified = manifest.resolve(options.kernel, options.candidates);
   const std::vector<Config>& candidates = manifest.find(qualified, options.candidates).configs;
   const std::string arch = resolve_arch(options);
-  const std::vector<BlockSize> block_sizes = block_sizes_from(options.blocks);
+  // The policy as a run would resolve it (unknown TUNELOCK_* variables are
+  // refused here too), with the flags on top: block sizes, on_miss and the
+  // configs declared nondeterministic. Tables come from --table only.
+  const Policy environment = policy_from_environment(streams.env);
+  const std::vector<BlockSize> block_sizes =
+      options.blocks.empty() ? environment.block_sizes : block_sizes_from(options.blocks);
 
   DecisionRequest request;
   request.arch = arch;
@@ -98,7 +104,9 @@ int choose(const ChooseOptions& options, Streams& streams) {
   request.key = options.key;
   request.candidates = candidates;
   request.block_sizes = block_sizes;
-  request.on_miss = parse_on_miss(options.on_miss, "--on-miss");
+  request.on_miss =
+      options.on_miss.empty() ? environment.on_miss : parse_on_miss(options.on_miss, "--on-miss");
+  request.declared_nondeterministic = environment.nondeterministic;
   request.chaos_rank = chaos_rank_of(
       options.chaos, options.rank_given ? std::optional<std::int64_t>(options.rank) : std::nullopt,
       "--chaos", "--rank");
@@ -148,9 +156,11 @@ Command add_choose_command(CLI::App& app) {
   cmd->add_option("--table", options->tables,
                   "Table file, or directory searched for <arch>.tlb/<arch>.json (repeatable)");
   cmd->add_option("--arch", options->arch, "Architecture tag, e.g. sm90 (default: the table's)");
-  cmd->add_option("--on-miss", options->on_miss, "What a miss does")
+  cmd->add_option("--on-miss", options->on_miss,
+                  "What a miss does (default: TUNELOCK_ON_MISS, else min_cost)")
       ->check(CLI::IsMember({"min_cost", "error"}));
-  cmd->add_option("--block", options->blocks, "Block-size override NAME=INT (repeatable)");
+  cmd->add_option("--block", options->blocks,
+                  "Block-size override NAME=INT (repeatable; default: TUNELOCK_BLOCK*)");
   cmd->add_flag("--chaos", options->chaos, "Positive control: a deliberately rank-dependent pick");
   cmd->add_option_function<std::int64_t>(
       "--rank",

@@ -100,6 +100,23 @@ BOOST_AUTO_TEST_CASE(a_table_argument_that_does_not_exist_is_named) {
                        "(/tmp/tunelock-no-such-dir (does not exist))") == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(the_environment_is_read_as_a_run_reads_it_with_the_flags_on_top) {
+  const auto args = choose("demo.ops.softmax", "N=4096|f32", {"--arch", "sm90"});
+  const auto blocked = run_cli(args, {{"TUNELOCK_BLOCK_SIZE", "2048"}});
+  BOOST_TEST_INFO("stderr: " << blocked.err);
+  BOOST_TEST_REQUIRE(blocked.code == 0);
+  BOOST_TEST(nlohmann::json::parse(blocked.out)["reason"] == "block_sizes");
+  BOOST_TEST(run_cli(args, {{"TUNELOCK_ON_MISS", "error"}}).code == 3);
+  // A flag wins over the variable.
+  auto flagged = args;
+  flagged.insert(flagged.end(), {"--on-miss", "min_cost"});
+  BOOST_TEST(run_cli(flagged, {{"TUNELOCK_ON_MISS", "error"}}).code == 0);
+  // A typo is refused, as everywhere, with the name it meant.
+  const auto typo = run_cli(args, {{"TUNELOCK_MDOE", "pinned"}});
+  BOOST_TEST(typo.code == 2);
+  BOOST_TEST(typo.err.find("did you mean TUNELOCK_MODE?") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(on_miss_error_exits_3_with_the_message_on_stderr) {
   auto result =
       run_cli(choose("demo.ops.softmax", "N=4096|f32", {"--on-miss", "error", "--arch", "sm90"}));

@@ -220,6 +220,33 @@ BOOST_AUTO_TEST_CASE(unknown_variables_are_errors_not_ignored) {
                                                 {"TUNELOCK_MASTER_ADDR", "10.0.0.1"}}));
 }
 
+BOOST_AUTO_TEST_CASE(an_unknown_variable_names_the_nearest_and_lists_every_accepted_one) {
+  const std::string typo = error_of([] { policy_from_environment({{"TUNELOCK_MDOE", "pinned"}}); });
+  BOOST_TEST(typo.starts_with("TUNELOCK_MDOE: unknown variable; did you mean TUNELOCK_MODE?"));
+  // The list holds what is accepted: the policy fields, the launch, watch
+  // and log variables, and the build's own.
+  for (const char* accepted :
+       {"TUNELOCK_VERIFY_TRANSPORT", "TUNELOCK_LOG_LEVEL", "TUNELOCK_CHOICE_LOG",
+        "TUNELOCK_WATCH_VERIFY", "TUNELOCK_JOB_TOKEN", "TUNELOCK_MASTER_ADDR",
+        "TUNELOCK_PYTHON_BUILD_DIR", "TUNELOCK_TABLE_PATH", "TUNELOCK_VERIFY"}) {
+    BOOST_TEST_INFO(accepted);
+    BOOST_TEST(contains(typo, accepted));
+  }
+  // Far from every name: no guess.
+  const std::string far = error_of([] { policy_from_environment({{"TUNELOCK_QQQQQQQQ", "1"}}); });
+  BOOST_TEST(!contains(far, "did you mean"));
+  BOOST_TEST(contains(far, "Known: TUNELOCK_MODE"));
+  // A build variable exported in the shell breaks no run.
+  BOOST_CHECK_NO_THROW(policy_from_environment(
+      {{"TUNELOCK_PYTHON_BUILD_DIR", "/tmp/b"}, {"TUNELOCK_CLI", "/usr/bin/tunelock"}}));
+  // Megatron's prefix offers Megatron's names only.
+  const std::string megatron = error_of([] {
+    policy_from_environment({{"MCORE_AUTOTUNE_MDOE", "pinned"}});
+  });
+  BOOST_TEST(contains(megatron, "did you mean MCORE_AUTOTUNE_MODE?"));
+  BOOST_TEST(!contains(megatron, "MCORE_AUTOTUNE_JOB_TOKEN"));
+}
+
 BOOST_AUTO_TEST_CASE(record_mode_without_path_fails_validation) {
   BOOST_TEST(contains(error_of([] {
                         policy_from_environment({{"TUNELOCK_MODE", "record"}});

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <vector>
 
 #include "base/text.hpp"
 #include "tunelock/base/error.hpp"
@@ -177,14 +178,34 @@ const std::string* lookup(const Environment& env, const std::string& name) {
   return it == env.end() || trim(it->second).empty() ? nullptr : &it->second;
 }
 
-bool is_known_suffix(std::string_view suffix) {
-  if (suffix.starts_with("BLOCK")) return true;
-  if (std::any_of(std::begin(env_names::kAll), std::end(env_names::kAll),
-                  [&](std::string_view name) { return name.substr(9) == suffix; }))
-    return true;  // 9: strlen("TUNELOCK_")
-  return std::any_of(kFields.begin(), kFields.end(), [&](const Field& f) {
-    return (!f.env.empty() && f.env == suffix) || (!f.env_alias.empty() && f.env_alias == suffix);
-  });
+// Every variable name after its prefix: the policy fields (and their older
+// names), then, for TUNELOCK_ only, the launch, watch, log and build ones.
+std::vector<std::string_view> known_suffixes(bool tunelock_prefix) {
+  std::vector<std::string_view> out;
+  for (const Field& f : kFields) {
+    if (!f.env.empty()) out.push_back(f.env);
+    if (!f.env_alias.empty()) out.push_back(f.env_alias);
+  }
+  if (tunelock_prefix) {
+    for (std::string_view name : env_names::kAll) out.push_back(name.substr(kPrefix.size()));
+    for (std::string_view name : env_names::kBuildOnly) out.push_back(name.substr(kPrefix.size()));
+  }
+  return out;
+}
+
+// Edits (insert, delete, replace, swap two neighbours) from `a` to `b`.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
 }
 
 void reject_unknown_variables(const Environment& env) {
@@ -192,14 +213,22 @@ void reject_unknown_variables(const Environment& env) {
     for (std::string_view prefix : {kPrefix, kMegatronPrefix}) {
       std::string_view view = name;
       if (!view.starts_with(prefix) || trim(value).empty()) continue;
-      if (!is_known_suffix(view.substr(prefix.size()))) {
-        std::string known;
-        for (const Field& f : kFields)
-          if (!f.env.empty())
-            known += (known.empty() ? "" : ", ") + std::string(prefix) + std::string(f.env);
-        throw Error(name + ": unknown variable; known: " + known + ", " + std::string(prefix) +
-                    "BLOCK*=<int>");
-      }
+      const std::string_view suffix = view.substr(prefix.size());
+      if (suffix.starts_with("BLOCK")) continue;
+      const std::vector<std::string_view> known = known_suffixes(prefix == kPrefix);
+      if (std::find(known.begin(), known.end(), suffix) != known.end()) continue;
+      std::string_view nearest;
+      std::size_t best = 3;  // a suggestion only within two edits
+      for (std::string_view k : known)
+        if (const std::size_t d = edit_distance(suffix, k); d < best) best = d, nearest = k;
+      std::string list;
+      for (std::string_view k : known)
+        list += (list.empty() ? "" : ", ") + std::string(prefix) + std::string(k);
+      throw Error(name + ": unknown variable" +
+                  (nearest.empty()
+                       ? std::string()
+                       : "; did you mean " + std::string(prefix) + std::string(nearest) + "?") +
+                  " Known: " + list + ", " + std::string(prefix) + "BLOCK*=<int>");
     }
   }
 }

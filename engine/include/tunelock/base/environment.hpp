@@ -38,6 +38,12 @@ inline constexpr std::string_view kVerifyTransport = "TUNELOCK_VERIFY_TRANSPORT"
 inline constexpr std::string_view kAll[] = {
     kMasterAddr, kMasterPort,    kJobToken,    kChoiceLog,    kLogLevel,    kLibrary,
     kWatchOut,   kWatchStepNvtx, kWatchBinary, kWatchLibrary, kWatchVerify, kVerifyTransport};
+// Read by the build and the Python front only (setup.py's build folder, the
+// CLI that `python -m tunelock` runs): known, so a run never refuses them,
+// and ignored by the runtime.
+inline constexpr std::string_view kPythonBuildDir = "TUNELOCK_PYTHON_BUILD_DIR";
+inline constexpr std::string_view kCli = "TUNELOCK_CLI";
+inline constexpr std::string_view kBuildOnly[] = {kPythonBuildDir, kCli};
 }  // namespace env_names
 
 // The value of `name` in `env`, or "" when unset.
