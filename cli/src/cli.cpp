@@ -45,20 +45,37 @@ std::vector<std::string> long_flags(const CLI::App& app) {
   return out;
 }
 
-// For an argument CLI11 did not expect: the nearest flag of the command it
-// was given to.
-std::string flag_suggestion(const CLI::App& app, const std::vector<std::string>& args) {
+// The deepest command CLI11 parsed (`table show`), or the program itself.
+const CLI::App& parsed_command(const CLI::App& app) {
   const CLI::App* command = &app;
   for (const CLI::App* sub : app.get_subcommands())
     if (sub->parsed()) command = sub;
   for (const CLI::App* sub : command->get_subcommands())
     if (sub->parsed()) command = sub;
-  const std::vector<std::string> known = long_flags(*command);
+  return *command;
+}
+
+// "tunelock table show --help": where the command's own help is.
+std::string help_of(const CLI::App& command) {
+  std::string words;
+  for (const CLI::App* c = &command; c && c->get_parent(); c = c->get_parent())
+    words = " " + c->get_name() + words;
+  return "tunelock" + words + " --help";
+}
+
+// The first long flag the command does not know, with the nearest it does:
+// named before anything else CLI11 would say (a required option missing).
+std::string unknown_flag(const CLI::App& command, const std::vector<std::string>& args) {
+  std::vector<std::string> known = long_flags(command);
+  for (const CLI::App* c = command.get_parent(); c; c = c->get_parent())
+    for (const std::string& flag : long_flags(*c)) known.push_back(flag);
   for (const std::string& arg : args) {
+    if (arg == "--") break;
     if (!arg.starts_with("--")) continue;
     const std::string flag = arg.substr(0, arg.find('='));
     if (std::find(known.begin(), known.end(), flag) != known.end()) continue;
-    if (std::string hint = suggestion(flag, known); !hint.empty()) return " '" + flag + "'" + hint;
+    std::vector<std::string> own = long_flags(command);
+    return "unknown option '" + flag + "'" + suggestion(flag, own);
   }
   return "";
 }
@@ -69,7 +86,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         const Environment& env) {
   CLI::App app{"tunelock: deterministic kernel autotuning, table tools and offline checks",
                "tunelock"};
-  app.set_version_flag("--version", std::string("tunelock ") + TUNELOCK_VERSION);
+  app.set_version_flag("-V,--version", std::string("tunelock ") + TUNELOCK_VERSION);
   app.require_subcommand(1);
 
   const std::vector<Command> commands{
@@ -107,7 +124,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     out << "tunelock " << TUNELOCK_VERSION << "\n";
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    err << "tunelock: " << e.what() << flag_suggestion(app, args) << " (see tunelock --help)\n";
+    const CLI::App& command = parsed_command(app);
+    const std::string unknown = unknown_flag(command, args);
+    err << "tunelock: " << (unknown.empty() ? std::string(e.what()) : unknown) << " (see "
+        << help_of(command) << ")\n";
     return kExitBadInput;
   }
 

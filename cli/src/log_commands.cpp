@@ -72,10 +72,11 @@ int digest(const LogOptions& options, Streams& streams) {
 }
 
 // JSON <-> binary (.tlcl), entries kept, digest recomputed by the writer.
-int convert_log(const std::string& in, const std::string& out) {
+int convert_log(const std::string& in, const std::string& out, Streams& streams) {
   const ChoiceLogFile log = choice_log_from_bytes(read_file(in), in);
   const bool binary = std::filesystem::path(out).extension() == ".tlcl";
   write_file_atomically(out, binary ? choice_log_to_binary(log) : choice_log_to_json(log));
+  streams.out << "wrote " << out << " (" << log.entries.size() << " choices)\n";
   return kExitOk;
 }
 
@@ -89,7 +90,8 @@ Command add_log_command(CLI::App& app) {
   convert->add_option("IN", paths->first, "<prefix>.rank<N>.json or .tlcl")->required();
   convert->add_option("OUT", paths->second, "Output (.tlcl = binary, else JSON)")->required();
   log->require_subcommand(1);
-  return {log, [paths](Streams&) { return convert_log(paths->first, paths->second); }};
+  return {log,
+          [paths](Streams& streams) { return convert_log(paths->first, paths->second, streams); }};
 }
 
 Command add_verify_command(CLI::App& app) {

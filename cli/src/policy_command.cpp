@@ -38,12 +38,12 @@ void print_text(const Policy& policy, std::ostream& out) {
       << "verify_strict:    " << std::boolalpha << policy.verify_strict << "\n"
       << "enumerate:        " << policy.enumerate << "\n"
       << "chaos:            " << policy.chaos << "\n"
+      << "deterministic:    " << policy.deterministic << "\n"
       << "verify_timeout_s: " << policy.verify_timeout_s << "\n"
       << "nondeterministic: " << declared_configs_text(policy.nondeterministic) << "\n"
       << "check_bits:       " << policy.check_bits << "\n"
       << "equivalent:       " << to_string(policy.equivalent) << "\n"
-      << "provenance:       " << to_string(policy.provenance) << "\n"
-      << "intercepts:       " << policy.intercepts() << "\n";
+      << "provenance:       " << to_string(policy.provenance) << "\n";
 }
 
 int show_policy(const PolicyFlags& flags, Streams& streams) {

@@ -51,7 +51,8 @@ int preview(const PreviewOptions& options, Streams& streams) {
     streams.out << run_preview_to_json(result).dump(1) << "\n";
     return kExitOk;
   }
-  for (const std::string& warning : result.warnings) streams.out << "warning: " << warning << "\n";
+  for (const std::string& warning : result.warnings)
+    streams.out << "tunelock: warning: " << warning << "\n";
   streams.out << run_preview_report(result, options.every_key);
   return kExitOk;
 }

@@ -460,6 +460,38 @@ BOOST_AUTO_TEST_CASE(version_names_the_program_and_typos_get_the_nearest_word) {
   BOOST_TEST(far.err.find("did you mean") == std::string::npos);  // nothing close: no guess
 }
 
+BOOST_AUTO_TEST_CASE(an_unknown_option_is_named_first_and_errors_point_to_the_commands_help) {
+  const auto short_version = run_cli({"-V"});
+  BOOST_TEST(short_version.code == 0);
+  BOOST_TEST(short_version.out.starts_with("tunelock "));
+  const auto bogus = run_cli({"--bogus"});
+  BOOST_TEST(bogus.code == 2);
+  BOOST_TEST(bogus.err.find("unknown option '--bogus'") != std::string::npos);
+  BOOST_TEST(bogus.err.find("(see tunelock --help)") != std::string::npos);
+  // Named before "--output is required", with the command's own help.
+  const auto merge = run_cli({"merge", "--bogus", "x"});
+  BOOST_TEST(merge.code == 2);
+  BOOST_TEST(merge.err.find("unknown option '--bogus'") != std::string::npos);
+  BOOST_TEST(merge.err.find("required") == std::string::npos);
+  BOOST_TEST(merge.err.find("(see tunelock merge --help)") != std::string::npos);
+  const auto nested = run_cli({"table", "show"});
+  BOOST_TEST(nested.code == 2);
+  BOOST_TEST(nested.err.find("(see tunelock table show --help)") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(log_convert_says_what_it_wrote_and_policy_shows_every_documented_field) {
+  TempDir dir;
+  const auto log = dir.write("run.rank0.json",
+                             R"({"rank": 0, "entries": {"sm90|demo.ops.mm|M=1": "BLOCK=64"}})");
+  const auto converted = run_cli({"log", "convert", log.string(), path(dir, "run.rank0.tlcl")});
+  BOOST_TEST_INFO("stderr: " << converted.err);
+  BOOST_TEST(converted.code == 0);
+  BOOST_TEST(converted.out.starts_with("wrote " + path(dir, "run.rank0.tlcl")));
+  const auto policy = run_cli({"policy"}, {{"TUNELOCK_DETERMINISTIC", "1"}});
+  BOOST_TEST(policy.out.find("deterministic:    true") != std::string::npos);
+  BOOST_TEST(policy.out.find("intercepts") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(merge_takes_a_directory_or_a_list_file) {
   TempDir dir;
   write_records(dir);
