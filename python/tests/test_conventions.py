@@ -57,3 +57,12 @@ def test_install_without_triton_says_once_that_nothing_is_intercepted(monkeypatc
     said = [r.getMessage() for r in caplog.records if "Triton is not importable" in r.getMessage()]
     assert len(said) == 1 and "intercepts no @triton.autotune kernel" in said[0]
     assert tunelock.installed_policy().mode == "pinned"  # the policy is installed all the same
+
+
+def test_a_choice_log_given_to_merge_is_named_as_a_choice_log(tmp_path):
+    log = tmp_path / "run.rank0.json"
+    log.write_text('{"rank": 0, "entries": {"sm90|pkg.mm|M=1": "BLOCK_M=64;pinned"}}')
+    import pytest
+    with pytest.raises(tunelock.TunelockError,
+                       match="is a JSON choice log, not a record file: merge and report read"):
+        tunelock.merge([str(log)], str(tmp_path / "table.json"))

@@ -492,6 +492,43 @@ BOOST_AUTO_TEST_CASE(log_convert_says_what_it_wrote_and_policy_shows_every_docum
   BOOST_TEST(policy.out.find("intercepts") == std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(a_file_given_to_the_wrong_command_is_named_as_what_it_is) {
+  TempDir dir;
+  write_records(dir);
+  const std::string record = path(dir, "rec.rank0.json");
+  const auto log = dir.write("logs/run.rank0.json",
+                             R"({"rank": 0, "entries": {"sm90|pkg.mm|M=1": "BLOCK_M=64;pinned"}})");
+  const auto audit = dir.write("run.rank0.audit.json",
+                               R"({"format_version": 1, "rank": 0, "device": {}, "entries": []})");
+  struct Case {
+    std::vector<std::string> args;
+    std::string is, not_a, reader;
+  };
+  const std::vector<Case> cases{
+      {{"merge", log.string(), "-o", path(dir, "t.json")}, "JSON choice log", "record file",
+       "merge and report read the record files"},
+      {{"merge", (dir.path() / "logs").string(), "-o", path(dir, "t.json")}, "JSON choice log",
+       "record file", "TUNELOCK_RECORD=PREFIX"},
+      {{"merge", kTable, "-o", path(dir, "t.json")}, "JSON table", "record file", "merge"},
+      {{"report", log.string()}, "JSON choice log", "record file", "merge and report"},
+      {{"verify", record}, "JSON record file", "choice log", "TUNELOCK_CHOICE_LOG=PREFIX"},
+      {{"digest", record}, "JSON record file", "choice log", "verify, digest"},
+      {{"verify", kTable}, "JSON table", "choice log", "verify"},
+      {{"table", "audit", record}, "JSON record file", "audit file", "table audit reads"},
+      {{"table", "audit", log.string()}, "JSON choice log", "audit file", "TUNELOCK_MODE=audit"},
+  };
+  for (const Case& c : cases) {
+    const auto result = run_cli(c.args);
+    BOOST_TEST_INFO(c.args[0] << " " << c.args[1] << ": " << result.err);
+    BOOST_TEST(result.code == 2);
+    BOOST_TEST(result.err.find(" is a " + c.is + ", not a " + c.not_a + ": ") != std::string::npos);
+    BOOST_TEST(result.err.find(c.reader) != std::string::npos);
+  }
+  // The right kind still reads.
+  BOOST_TEST(run_cli({"verify", log.string()}).code == 0);
+  BOOST_TEST(run_cli({"table", "audit", audit.string()}).code != 2);
+}
+
 BOOST_AUTO_TEST_CASE(merge_takes_a_directory_or_a_list_file) {
   TempDir dir;
   write_records(dir);

@@ -5,6 +5,7 @@
 #include <array>
 #include <optional>
 
+#include "tunelock/base/error.hpp"
 #include "tunelock/fb/choice_log_generated.h"
 #include "tunelock/fb/launch_log_generated.h"
 #include "tunelock/fb/record_timings_generated.h"
@@ -283,6 +284,15 @@ json detected_file_to_json(const DetectedFile& file) {
   if (file.kind == FileKind::unknown)
     return {{"kind", "unknown"}, {"encoding", nullptr}, {"problem", file.problem}};
   return {{"kind", to_string(file.kind)}, {"encoding", to_string(file.encoding)}};
+}
+
+void require_file_kind(const std::string& origin, std::string_view bytes, FileKind expected,
+                       std::string_view readers) {
+  const DetectedFile found = detect_file_kind(origin, bytes);
+  if (found.kind == FileKind::unknown || found.kind == expected) return;
+  throw Error(origin + " is a " + describe(found) + ", not a " +
+              describe(DetectedFile{expected, FileEncoding::json, {}}).substr(5) + ": " +
+              std::string(readers));
 }
 
 }  // namespace tunelock

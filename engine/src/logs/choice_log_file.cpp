@@ -9,6 +9,7 @@
 #include "io/sealed_file.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/fb/choice_log_generated.h"
+#include "tunelock/io/file_kind.hpp"
 #include "tunelock/io/json_reader.hpp"
 #include "tunelock/io/rank_files.hpp"
 #include "tunelock/logs/choice_log.hpp"
@@ -91,6 +92,9 @@ void check_digest(const ChoiceLogFile& log, const std::string& origin) {
 }  // namespace
 
 ChoiceLogFile choice_log_from_bytes(std::string_view bytes, const std::string& origin) {
+  require_file_kind(origin, bytes, FileKind::choice_log,
+                    "verify, digest, preview and log convert read the choice logs a run writes "
+                    "(TUNELOCK_CHOICE_LOG=PREFIX: PREFIX.rank<N>.json)");
   const bool binary = bytes.size() >= 8 &&
                       flatbuffers::BufferHasIdentifier(bytes.data(), fb::ChoiceLogIdentifier());
   ChoiceLogFile log = binary ? from_binary(bytes, origin) : from_json(bytes, origin);

@@ -7,6 +7,7 @@
 #include "io/json_checks.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/version.hpp"
+#include "tunelock/io/file_kind.hpp"
 #include "tunelock/io/files.hpp"
 #include "tunelock/io/json_reader.hpp"
 #include "tunelock/io/rank_files.hpp"
@@ -108,6 +109,9 @@ std::string audit_to_json(const AuditFile& audit) {
 }
 
 AuditFile audit_from_json(std::string_view text, const std::string& origin) {
+  require_file_kind(origin, text, FileKind::audit,
+                    "table audit reads the audit files an audit run writes "
+                    "(TUNELOCK_MODE=audit TUNELOCK_RECORD=PREFIX: PREFIX.rank<N>.audit.json)");
   const json root = parse_json(text, origin);
   const std::string where = origin + ": ";
   require_object(root, origin);

@@ -7,6 +7,7 @@
 
 #include "records/record_layout.hpp"
 #include "tunelock/base/error.hpp"
+#include "tunelock/io/file_kind.hpp"
 #include "tunelock/io/files.hpp"
 #include "tunelock/io/json_reader.hpp"
 #include "tunelock/model/config_json.hpp"
@@ -16,6 +17,9 @@ namespace tunelock {
 std::string to_string(const RecordKey& key) { return key.arch + "|" + key.kernel + "|" + key.key; }
 
 RecordFile record_from_json(std::string_view text, const std::string& origin) {
+  require_file_kind(origin, text, FileKind::record,
+                    "merge and report read the record files a recording run writes "
+                    "(TUNELOCK_MODE=record TUNELOCK_RECORD=PREFIX: PREFIX.rank<N>.json)");
   const nlohmann::json root = parse_json(text, origin);
   RecordFile record;
   record.origin = origin;

@@ -55,6 +55,15 @@ std::string_view to_string(FileEncoding encoding);
 // For messages: "binary table", "JSON choice log", "candidate manifest".
 std::string describe(const DetectedFile& file);
 
+// For a reader, before it reads a field: an Error "ORIGIN is a JSON choice
+// log, not a record file: READERS" when the bytes are plainly another kind
+// of tunelock file, so a file given to the wrong command is named as what
+// it is (records and choice logs share the `<prefix>.rank<N>.json` shape).
+// `readers` says who reads the expected kind and where it comes from.
+// Bytes of no known kind are left to the reader, which names the problem.
+void require_file_kind(const std::string& origin, std::string_view bytes, FileKind expected,
+                       std::string_view readers);
+
 // {"kind", "encoding"}, or {"kind": "unknown", "encoding": null, "problem"}.
 nlohmann::json detected_file_to_json(const DetectedFile& file);
 
