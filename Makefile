@@ -49,11 +49,15 @@ sanitize: deps
 	@scripts/sanitize.sh all $(JOBS)
 
 # Only what the demo runs: the CLI and tunelock-demo, native, in build/demo
-# (no tests, benchmarks, fuzzers or wasm page; `make test` builds those).
+# (no tests, benchmarks, fuzzers or wasm page; `make test` builds those),
+# and the watch library where CUPTI is installed, so the README's
+# `tunelock watch` runs after it.
 demo:
 	@scripts/install-deps.sh --demo
 	@cmake --preset demo >/dev/null
 	@cmake --build build/demo -j $(JOBS) --target tunelock tunelock-demo
+	@if cmake --build build/demo --target help 2>/dev/null | grep -q '^tunelock_watch:'; then \
+	  cmake --build build/demo -j $(JOBS) --target tunelock_watch; fi
 	@examples/demo.sh build/demo
 
 bench: build
