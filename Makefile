@@ -8,7 +8,7 @@ WASM   := build/wasm
 # Debian's emscripten runs its tools with node; NodeSource's node needs this.
 EMENV  := NODE_PATH=/usr/share/nodejs
 
-.PHONY: all deps configure build wasm web test demo bench bench-gloo fuzz sanitize format clean
+.PHONY: all deps configure build wasm wasm-build web test demo bench bench-gloo fuzz sanitize format clean
 
 all: build
 
@@ -24,13 +24,18 @@ build: configure
 
 # The engine in WebAssembly and the preview page, in $(WASM)/site.
 wasm: deps
+	@$(MAKE) --no-print-directory wasm-build
+
+wasm-build:
 	@if command -v em++ >/dev/null; then \
 	  $(EMENV) cmake --preset wasm >/dev/null && $(EMENV) cmake --build $(WASM) -j $(JOBS); \
 	else echo "em++ not found: the wasm build and its tests are skipped"; fi
 
 # Serves the preview page on http://127.0.0.1:8000/, or another free port
 # when 8000 is taken (Ctrl-C to stop).
-web: wasm
+web:
+	@scripts/install-deps.sh --web
+	@$(MAKE) --no-print-directory wasm-build
 	@port=$$(python3 scripts/free_port.py 8000); \
 	  echo "tunelock preview: http://127.0.0.1:$$port/"; \
 	  python3 -m http.server --bind 127.0.0.1 --directory $(WASM)/site $$port

@@ -4,9 +4,12 @@
 # package (playwright-core drives Debian's Chromium; it downloads no browser).
 # clang and its libFuzzer runtime serve `make fuzz` and CI.
 # Used by `make test`; `--demo` installs only what `make demo` builds (the
-# CLI and tunelock-demo); `--bench` adds python3-torch, large and needed
-# only by `make bench-gloo`.
+# CLI and tunelock-demo); `--web` only what `make web` builds and serves
+# (the engine in wasm and the page: Emscripten and Python, no browser-test
+# packages); `--bench` adds python3-torch, large and needed only by `make
+# bench-gloo`.
 set -euo pipefail
+mode=${1:-}
 
 packages=(
   cmake ninja-build g++ pkg-config
@@ -15,7 +18,9 @@ packages=(
   libspdlog-dev libfmt-dev
   libucx-dev
 )
-if [[ ${1:-} != --demo ]]; then
+if [[ $mode == --web ]]; then
+  packages+=(emscripten python3)
+elif [[ $mode != --demo ]]; then
   packages+=(
     libboost-test-dev libbenchmark-dev
     python3 python3-pytest python3-venv python3-build
@@ -24,7 +29,7 @@ if [[ ${1:-} != --demo ]]; then
     clang libclang-rt-14-dev
   )
 fi
-[[ ${1:-} == --bench ]] && packages+=(python3-torch)
+[[ $mode == --bench ]] && packages+=(python3-torch)
 
 install_npm_packages() {
   local dir
@@ -42,7 +47,7 @@ for p in "${packages[@]}"; do
   [[ $status == "install ok installed" ]] || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then
-  [[ ${1:-} == --demo ]] || install_npm_packages
+  [[ $mode == --demo || $mode == --web ]] || install_npm_packages
   exit 0
 fi
 
@@ -54,4 +59,4 @@ if ! "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
   "${sudo[@]}" apt-get update -qq
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-[[ ${1:-} == --demo ]] || install_npm_packages
+[[ $mode == --demo || $mode == --web ]] || install_npm_packages
