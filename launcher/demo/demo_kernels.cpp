@@ -74,7 +74,8 @@ UpdateFamily::Hooks update_hooks() {
   UpdateFamily::Hooks hooks;
   // In place: timing and the bits audit put w back after each run.
   hooks.restore = [](float* w, const float*, float, int n) {
-    return std::vector<launcher::NamedBuffer>{{"w", {w, static_cast<std::size_t>(n) * sizeof(float)}}};
+    return std::vector<launcher::NamedBuffer>{
+        {"w", {w, static_cast<std::size_t>(n) * sizeof(float)}}};
   };
   return hooks;
 }
@@ -99,6 +100,16 @@ std::vector<MatmulFamily::Variant> matmul_variants() {
 
 std::vector<NormFamily::Variant> norm_variants() {
   return {{make_config({{"BLOCK_SIZE", 1024}}, 4, 1), rms_normalize}};
+}
+
+ReduceFamily::Hooks reduce_hooks() {
+  ReduceFamily::Hooks hooks;
+  // The sum it writes: what the bits checks compare (record mode's audit,
+  // the first pinned call per key).
+  hooks.outputs = [](const float*, float* out, int) {
+    return std::vector<launcher::NamedBuffer>{{"out", {out, sizeof(float)}}};
+  };
+  return hooks;
 }
 
 MatmulFamily::Hooks matmul_hooks() {

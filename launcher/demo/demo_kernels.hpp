@@ -27,6 +27,7 @@ using NormFamily = launcher::KernelFamily<float*, int>;
 using UpdateFamily = launcher::KernelFamily<float*, const float*, float, int>;
 
 std::vector<ReduceFamily::Variant> reduce_variants();
+ReduceFamily::Hooks reduce_hooks();
 std::vector<MatmulFamily::Variant> matmul_variants();
 std::vector<NormFamily::Variant> norm_variants();
 std::vector<UpdateFamily::Variant> update_variants();

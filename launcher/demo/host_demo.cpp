@@ -15,7 +15,8 @@ int run_host(const Options& options) {
 
   MatmulFamily matmul(launcher, {"demo.ops", "matmul_splitk"}, {"M", "N", "K"}, matmul_variants(),
                       matmul_hooks());
-  ReduceFamily reduce(launcher, {"demo.ops", "reduce_sum"}, {"N"}, reduce_variants());
+  ReduceFamily reduce(launcher, {"demo.ops", "reduce_sum"}, {"N"}, reduce_variants(),
+                      reduce_hooks());
   NormFamily norm(launcher, {"demo.ops", "rms_normalize"}, {"N"}, norm_variants());
   UpdateFamily update(launcher, {"demo.ops", "sgd_update"}, {"N"}, update_variants(),
                       update_hooks());
