@@ -162,6 +162,13 @@ except ImportError:
     except ImportError:
         bdist_wheel = None
 
+if bdist_wheel is None and "bdist_wheel" in sys.argv:
+    # What setuptools would say is "invalid command 'bdist_wheel'".
+    sys.exit("tunelock: building a wheel (what `pip install` does) needs the 'wheel' package, "
+             "which this Python lacks, with setuptools older than 70.1: install it "
+             "(python3-wheel on Debian, or `python -m pip install wheel`) and run the install "
+             "again")
+
 if bdist_wheel is not None:
     class PlatformWheel(bdist_wheel):
         """py3-none-<platform>: the library is loaded with ctypes, not as an
