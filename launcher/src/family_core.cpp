@@ -70,9 +70,11 @@ std::size_t FamilyCore::decide(std::span<const KeyValue> values,
     return decide_audited(values, dtypes, site, slot);
   ChoiceCache& cache = caches_[slot];
   if (const std::size_t hit = cache.find(values, dtypes); hit != ChoiceCache::kNone) return hit;
+  last_provisional_ = false;
   const std::size_t index =
       choose(launcher_.backend().arch(slot), tuning_key_text(values, dtypes), site);
-  cache.insert(values, dtypes, index);
+  // A provisional answer (consensus inside a graph capture) is asked again.
+  if (!last_provisional_) cache.insert(values, dtypes, index);
   return index;
 }
 
@@ -107,6 +109,7 @@ std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
   BackendRunner runner(launcher_.backend(), site, launcher_.tuning());
   const FirstCallOutcome outcome = run_first_call(launcher_.runtime(), request, runner);
   last_audit_id_ = outcome.audit_id;
+  last_provisional_ = outcome.provisional;
   return outcome.launched;
 }
 

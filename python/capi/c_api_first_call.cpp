@@ -86,6 +86,7 @@ int tunelock_first_call(const char* arch, const char* module, const char* name, 
     json out{{"plan", std::string(to_string(outcome.plan))},
              {"launched", outcome.launched},
              {"timed", outcome.timed},
+             {"provisional", outcome.provisional},
              {"audit_id", nullptr}};
     if (outcome.decision) out["reason"] = std::string(to_string(outcome.decision->choice.reason));
     if (outcome.audit_id) out["audit_id"] = *outcome.audit_id;

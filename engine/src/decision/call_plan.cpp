@@ -14,6 +14,8 @@ std::string_view to_string(FirstCall plan) {
       return "pinned";
     case FirstCall::audited:
       return "audited";
+    case FirstCall::consensus:
+      return "consensus";
     case FirstCall::timed_logged:
       return "timed_logged";
     case FirstCall::timed_recorded:
@@ -34,6 +36,8 @@ FirstCall plan_first_call(const Policy& policy, const KernelId& kernel, std::siz
       return FirstCall::pinned;
     case Mode::audit:
       return FirstCall::audited;
+    case Mode::consensus:
+      return FirstCall::consensus;
     case Mode::record:
       return FirstCall::timed_recorded;
     case Mode::automatic:
@@ -46,6 +50,7 @@ std::string_view enumerate_state(FirstCall plan) {
   switch (plan) {
     case FirstCall::pinned:
     case FirstCall::audited:
+    case FirstCall::consensus:
       return "PINNED";
     case FirstCall::timed_logged:
     case FirstCall::timed_recorded:

@@ -18,6 +18,8 @@ std::string_view to_string(Mode mode) {
       return "record";
     case Mode::audit:
       return "audit";
+    case Mode::consensus:
+      return "consensus";
   }
   return "unknown";
 }
@@ -81,7 +83,8 @@ void validate_block_sizes(std::span<const BlockSize> block_sizes) {
 }
 
 void Policy::validate() const {
-  if ((effective_mode() == Mode::record || effective_mode() == Mode::audit) &&
+  const Mode effective = effective_mode();
+  if ((effective == Mode::record || effective == Mode::audit || effective == Mode::consensus) &&
       record_path.empty()) {
     throw Error("policy: mode '" + std::string(to_string(effective_mode())) +
                 "' needs a record path (TUNELOCK_RECORD=<file prefix> or "
@@ -92,6 +95,13 @@ void Policy::validate() const {
     throw Error("policy: record path '" + record_path +
                 "' ends in '/'; it is a file prefix, e.g. '" + record_path +
                 "rec' writes rec.rank<N>.json there");
+  }
+  if (effective == Mode::consensus && chaos) {
+    // Chaos picks a different config per rank on purpose; consensus exists
+    // to make every rank launch one. Together they would prove nothing.
+    throw Error(
+        "policy: chaos cannot be combined with mode 'consensus' (chaos makes ranks choose "
+        "differently on purpose, consensus makes them agree); use chaos with pinned");
   }
   validate_block_sizes(block_sizes);
   auto no_empty = [](const std::vector<std::string>& list, std::string_view field) {

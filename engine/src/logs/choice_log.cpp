@@ -17,7 +17,10 @@ std::string choice_log_key(std::string_view arch, std::string_view qualified,
 }
 
 std::string choice_log_value(std::string_view signature, ChoiceOrigin origin) {
-  return std::string(signature) + (origin == ChoiceOrigin::pinned ? ";pinned" : ";timed");
+  const char* suffix = origin == ChoiceOrigin::pinned  ? ";pinned"
+                       : origin == ChoiceOrigin::timed ? ";timed"
+                                                       : ";consensus";
+  return std::string(signature) + suffix;
 }
 
 ChoiceLogKey parse_choice_log_key(std::string_view entry, const std::string& origin) {

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "runtime/candidate_trials.hpp"
+#include "runtime/consensus.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/log.hpp"
 #include "tunelock/runtime/runtime.hpp"
@@ -54,6 +55,8 @@ class Story {
     enumerate_once(runtime_, request_.kernel, plan, declared, request_.candidates_are);
     if (plan == FirstCall::pinned || plan == FirstCall::audited) {
       pinned(plan == FirstCall::audited);
+    } else if (plan == FirstCall::consensus) {
+      consensus();
     } else {
       timed(plan != FirstCall::untouched, plan == FirstCall::timed_recorded);
     }
@@ -93,6 +96,70 @@ class Story {
           request_.arch, request_.kernel, request_.key, request_.candidates, decision,
           outcome_.launched, timings_of(request_.candidates, trials), outcome_.repeats);
     }
+  }
+
+  // Consensus: the deterministic choice, logged as pinned logs it, so every
+  // rank launches alike from the first call; then, once per key, every
+  // live candidate timed with the bits audit, for the next check. After a
+  // check agreed on a winner the key launches it (a rank that reaches the
+  // key only then launches it from its first call, timing nothing). Inside
+  // a graph capture nothing is timed and nothing switches; the answer is
+  // provisional, so the face asks again after the capture.
+  void consensus() {
+    const Decision& decision =
+        *(outcome_.decision = runtime_.pinned_decision(
+              request_.arch, request_.kernel, request_.key, request_.candidates,
+              request_.nondeterministic_variants, request_.own_default));
+    const std::size_t entry = decision.choice.index;
+    const Config& first = request_.candidates[entry];
+    runtime_.log_choice(request_.arch, request_.kernel, request_.key, first, ChoiceOrigin::pinned);
+    outcome_.launched = entry;
+    const bool capturing = runner_.capturing();
+    detail::Consensus& consensus = runtime_.consensus();
+    const RecordKey key{request_.arch, names_.qualified, request_.key};
+    if (const std::optional<detail::AgreedWinner> agreed = consensus.winner(key)) {
+      const auto at =
+          std::find_if(request_.candidates.begin(), request_.candidates.end(),
+                       [&](const Config& c) { return signature(c) == agreed->signature; });
+      if (at == request_.candidates.end()) {
+        // The group's winner was pruned away here: the deterministic choice
+        // stays, and the log shows no switch, so a check names this rank.
+        if (runtime_.notices().first("consensus-absent|" + names_.what))
+          logger().warn(
+              "consensus winner {} of {} is not among this call's live candidates: launching "
+              "the deterministic choice {}",
+              agreed->signature, names_.what, signature(first));
+        return;
+      }
+      if (capturing) {
+        outcome_.provisional = true;
+        return;
+      }
+      outcome_.launched = static_cast<std::size_t>(at - request_.candidates.begin());
+      const std::string first_signature = signature(first);
+      if (agreed->signature != first_signature)
+        runtime_.log_consensus_switch(request_.arch, names_.qualified, request_.key,
+                                      first_signature, agreed->signature, agreed->check);
+      return;
+    }
+    if (consensus.timed(key)) return;  // timed already: waiting for the next check
+    if (capturing) {
+      outcome_.provisional = true;
+      return;
+    }
+    const Trials trials =
+        run_trials(runner_, request_.candidates, every(request_.candidates.size()), names_,
+                   runtime_.notices(), /*audit=*/true);
+    // The deterministic choice's own bits, as a pinned first call checks
+    // them, from the audit's two runs.
+    const bool compared = runner_.has_outputs() && trials.median_ms[entry].has_value();
+    runtime_.note_bits_check(
+        request_.kernel, request_.key, first,
+        compared ? std::optional<bool>(!trials.nondeterministic[entry]) : std::nullopt);
+    std::vector<CandidateTiming> timings = timings_of(request_.candidates, trials);
+    const Config& local_winner = request_.candidates[trials.best];
+    runtime_.record(request_.arch, names_.qualified, request_.key, local_winner, timings);
+    consensus.add_timings(key, signature(first), local_winner, std::move(timings));
   }
 
   void check_bits(std::size_t index) {

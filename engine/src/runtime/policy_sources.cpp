@@ -76,7 +76,8 @@ Mode parse_mode(std::string_view raw, const std::string& origin) {
   if (value == "pinned") return Mode::pinned;
   if (value == "record") return Mode::record;
   if (value == "audit") return Mode::audit;
-  invalid(origin, raw, "auto, pinned, record, audit");
+  if (value == "consensus") return Mode::consensus;
+  invalid(origin, raw, "auto, pinned, record, audit, consensus");
 }
 
 Equivalent parse_equivalent(std::string_view raw, const std::string& origin) {

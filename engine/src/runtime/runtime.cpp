@@ -5,9 +5,11 @@
 #include <cstdlib>
 
 #include "logs/watch_link.hpp"
+#include "runtime/consensus.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/log.hpp"
 #include "tunelock/base/rank_environment.hpp"
+#include "tunelock/base/version.hpp"
 #include "tunelock/decision/decision.hpp"
 #include "tunelock/io/files.hpp"
 #include "tunelock/logs/choice_log_file.hpp"
@@ -19,7 +21,10 @@
 namespace tunelock {
 
 Runtime::Runtime(int rank, Notices& notices)
-    : rank_(rank), notices_(notices), policy_(std::make_shared<const Policy>()) {}
+    : rank_(rank),
+      notices_(notices),
+      policy_(std::make_shared<const Policy>()),
+      consensus_(std::make_unique<detail::Consensus>()) {}
 
 Runtime::~Runtime() = default;
 
@@ -30,7 +35,8 @@ std::shared_ptr<const Policy> Runtime::policy() const {
 
 void Runtime::install(const Policy& policy) {
   policy.validate();
-  if (policy.effective_mode() == Mode::record || policy.effective_mode() == Mode::audit) {
+  const Mode mode = policy.effective_mode();
+  if (mode == Mode::record || mode == Mode::audit || mode == Mode::consensus) {
     // Fail now, while the previous policy still stands, rather than at exit
     // after a whole run of tuning.
     ensure_writable_parent(RecordStore::record_file(policy.record_path, rank_));
@@ -43,6 +49,7 @@ void Runtime::install(const Policy& policy) {
   }
   check_table_path(policy);
   write_pending_records(*previous);
+  write_consensus_tables(*previous);
   {
     std::lock_guard lock(mutex_);
     policy_ = std::make_shared<const Policy>(policy);
@@ -51,13 +58,13 @@ void Runtime::install(const Policy& policy) {
   }
   log_.clear();
   records_.clear();
+  consensus_->clear();
   notices_.reset();
   generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void Runtime::check_table_path(const Policy& policy) {
-  const Mode mode = policy.effective_mode();
-  if (mode != Mode::pinned && mode != Mode::audit) return;  // only these read tables
+  if (!policy.pins()) return;  // only pinned, audit and consensus read tables
   for (const std::string& problem : unreadable_table_path(policy.table_path)) {
     const std::string what = "table path entry " + problem + ": no table is read from it";
     if (policy.on_miss == OnMiss::error || policy.provenance == ProvenanceCheck::strict)
@@ -74,8 +81,61 @@ void Runtime::check_table_path(const Policy& policy) {
 
 void Runtime::write_pending_records(const Policy& policy) {
   const Mode mode = policy.effective_mode();
-  if ((mode == Mode::record || mode == Mode::audit) && !records_.empty())
+  if ((mode == Mode::record || mode == Mode::audit || mode == Mode::consensus) && !records_.empty())
     records_.write(policy.record_path, rank_);
+}
+
+void Runtime::write_consensus_tables(const Policy& policy) {
+  if (policy.effective_mode() != Mode::consensus) return;
+  if (const std::size_t waiting = consensus_->waiting(); waiting > 0) {
+    logger().warn(
+        "consensus: {} key(s) were first called after the last check: their timings are in "
+        "this rank's record file, not in the table; check at the last step too",
+        waiting);
+  }
+  for (const std::unique_ptr<InMemoryTable>& table : consensus_->tables()) {
+    const std::filesystem::path path = consensus_table_file(policy.record_path, table->arch());
+    ensure_writable_parent(path);
+    write_table_file(*table, path);
+    logger().info("consensus: wrote {} ({} entries from {} rank(s))", path.string(),
+                  table->entry_count(), table->provenance().ranks);
+  }
+}
+
+std::filesystem::path Runtime::consensus_table_file(const std::filesystem::path& prefix,
+                                                    std::string_view arch) {
+  return std::filesystem::path(prefix.string() + ".tables") / (std::string(arch) + ".json");
+}
+
+void Runtime::log_consensus_switch(std::string_view arch, std::string_view qualified,
+                                   std::string_view key, std::string_view first,
+                                   std::string_view winner, std::uint64_t check) {
+  const std::string where = std::string(arch) + "|" + std::string(key) + " from " +
+                            std::string(first) + " at check " + std::to_string(check);
+  log_.add(choice_log_key("consensus", qualified, where),
+           choice_log_value(winner, ChoiceOrigin::consensus));
+}
+
+std::size_t Runtime::consensus_round(Collective& group, std::uint64_t check) {
+  detail::ConsensusSender me;
+  const std::shared_ptr<const Policy> current = policy();
+  me.world_rank = rank_;
+  me.run = std::filesystem::path(current->record_path).filename().string();
+  me.origin = RecordStore::record_file(current->record_path, rank_).string();
+  {
+    std::lock_guard lock(mutex_);
+    me.device = device_;
+  }
+  me.device.tool_version = std::string(tool_version());
+  std::size_t switched = 0;
+  for (const detail::Decided& d : consensus_->exchange(group, me, check)) {
+    const std::optional<std::string> first = consensus_->first_launched(d.key);
+    if (!first || *first == d.winner.signature) continue;  // never ran here, or no change
+    log_consensus_switch(d.key.arch, d.key.kernel, d.key.key, *first, d.winner.signature,
+                         d.winner.check);
+    ++switched;
+  }
+  return switched;
 }
 
 std::size_t Runtime::audit_key(std::string_view arch, const KernelId& kernel, std::string_view key,
@@ -243,9 +303,9 @@ VerifyResult Runtime::verify(Collective& group) {
     if (!slot) slot = std::make_shared<GroupState>();
     state = slot;
   }
+  const std::uint64_t check = state->checks++;
   if (launch_digest_) {
-    log_.add(choice_log_key("watch", "tunelock.watch.launches",
-                            "check=" + std::to_string(state->checks++)),
+    log_.add(choice_log_key("watch", "tunelock.watch.launches", "check=" + std::to_string(check)),
              choice_log_value("launches=" + launch_digest_(), ChoiceOrigin::pinned));
   }
   std::size_t next_cursor = 0;
@@ -280,6 +340,15 @@ VerifyResult Runtime::verify(Collective& group) {
           "start-up, and call verify at step boundaries");
     }
     state->cursor = next_cursor;
+  }
+  // Consensus: only a check in which some rank logged something can carry
+  // new timings (a first call logs its key), and every rank knows the
+  // count, so all of them take the round or none does: an empty check costs
+  // what it costs in pinned mode.
+  if (policy()->effective_mode() == Mode::consensus && result.compared > 0 &&
+      consensus_->decides_in(id) && consensus_round(group, check) > 0) {
+    // The faces' cached choices are stale: they ask again and launch the winners.
+    generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   report_conflicts(group, result);
   return result;
@@ -337,6 +406,7 @@ void Runtime::dump_choice_log(const std::filesystem::path& prefix) const {
 
 void Runtime::flush(const std::filesystem::path& choice_log_prefix) {
   write_pending_records(*policy());
+  write_consensus_tables(*policy());
   if (!choice_log_prefix.empty()) dump_choice_log(choice_log_prefix);
 }
 

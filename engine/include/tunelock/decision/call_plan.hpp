@@ -18,11 +18,12 @@ enum class FirstCall {
   single_logged,   // one config, observed: logged once under key "*"
   pinned,          // the rules choose without a clock; the first call checks its bits
   audited,         // as pinned, then every live candidate timed and the bits compared
+  consensus,       // as pinned until a check agrees on a winner; every candidate timed once
   timed_logged,    // timed as the autotuner would; the winner logged as timed
   timed_recorded,  // timed, audited for bits, the winner logged and recorded
 };
 
-// "untouched", "single", "single_logged", "pinned", "audited",
+// "untouched", "single", "single_logged", "pinned", "audited", "consensus",
 // "timed_logged", "timed_recorded": how the C ABI names a plan.
 std::string_view to_string(FirstCall plan);
 

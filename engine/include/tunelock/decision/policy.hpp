@@ -25,6 +25,12 @@ enum class Mode {
   // pinned config's bits and the entry's equivalents: what the table costs
   // today, written to <record path>.rank<N>.audit.json (audit.hpp)
   audit,
+  // launch what `pinned` launches from the first call, time every live
+  // candidate as record mode does, and let each verify turn the ranks'
+  // timings into one winner per key (merge's rule) that every rank then
+  // launches; at exit the group's lowest rank writes the table
+  // (runtime/consensus.hpp)
+  consensus,
 };
 
 // What a pinned run does when its table was recorded on another machine
@@ -126,11 +132,12 @@ struct Policy {
   // The mode after resolution: explicit > record path > deterministic > auto.
   Mode effective_mode() const;
 
-  // True when choices are made without a clock: `pinned`, and `audit`,
-  // which launches what pinned launches.
+  // True when choices are made without a clock: `pinned`, and `audit` and
+  // `consensus`, which launch what pinned launches (consensus until a check
+  // agrees on a winner, which every rank then launches alike).
   bool pins() const {
     const Mode m = effective_mode();
-    return m == Mode::pinned || m == Mode::audit;
+    return m == Mode::pinned || m == Mode::audit || m == Mode::consensus;
   }
 
   // True when the launcher has to step in at call time: mode != auto, or

@@ -14,7 +14,9 @@
 
 namespace tunelock {
 
-enum class ChoiceOrigin { pinned, timed };
+// pinned: chosen without a clock; timed: won on this rank's clock;
+// consensus: the group's winner, from all ranks' timings (a switch entry).
+enum class ChoiceOrigin { pinned, timed, consensus };
 
 struct ChoiceEntry {
   std::string key;    // arch|qualified|key

@@ -85,6 +85,10 @@ struct FirstCallOutcome {
   std::optional<bool> repeats;          // the launched config's bits check, when it ran
   std::optional<std::size_t> audit_id;  // audited: the entry to count calls against
   bool timed = false;                   // the launched config won on the clock
+  // Ask again at the next call instead of caching `launched`: a consensus
+  // key whose first call was inside a graph capture (not timed yet), or
+  // whose agreed winner a capture must not switch to.
+  bool provisional = false;
 };
 
 // Carries out the plan for one new key (see call_plan.hpp). Logs, records

@@ -31,6 +31,10 @@
 
 namespace tunelock {
 
+namespace detail {
+class Consensus;  // runtime/consensus.hpp: consensus mode's timings and winners
+}
+
 class Runtime {
  public:
   // `notices` outlives the runtime; it is reset whenever the policy changes.
@@ -117,6 +121,24 @@ class Runtime {
   }
   const RecordStore& records() const { return records_; }
 
+  // ---- Consensus mode ----
+
+  // The timings waiting for the next check, the agreed winners and, on a
+  // group's root, every rank's timings (engine/src/runtime/consensus.hpp).
+  detail::Consensus& consensus() { return *consensus_; }
+
+  // Logs that from the group's check `check` on, `key` launches `winner`
+  // where it launched `first` (both signatures): the entry
+  // `consensus|<qualified>|<arch>|<key> from <first> at check <n>` ->
+  // `<winner>;consensus`, equal on every rank that switched.
+  void log_consensus_switch(std::string_view arch, std::string_view qualified, std::string_view key,
+                            std::string_view first, std::string_view winner, std::uint64_t check);
+
+  // Where consensus mode's root writes the table for `arch` at exit:
+  // `<prefix>.tables/<arch>.json`, a folder to put on TUNELOCK_TABLE_PATH.
+  static std::filesystem::path consensus_table_file(const std::filesystem::path& prefix,
+                                                    std::string_view arch);
+
   // ---- Audit mode ----
 
   // Audit mode's first call of a pinned key, after every live candidate
@@ -145,7 +167,11 @@ class Runtime {
   // ---- Verification ----
 
   // One round in `group`: send what was logged since this group's last
-  // check, compare, fold into the group's agreement. In a round that finds
+  // check, compare, fold into the group's agreement. In consensus mode a
+  // check in which some rank logged something also carries the timings of
+  // keys first called since the last one; every rank receives the winners
+  // of those keys and launches them from the next call on (generation()
+  // changes when this rank's launches switch). In a round that finds
   // new conflicts the group's lowest rank logs the full report and the others
   // one line naming the count and that rank; with verify_strict, Error is
   // thrown on every rank. All ranks of the group must call it, each from
@@ -168,8 +194,9 @@ class Runtime {
 
   // ---- Output ----
 
-  // Writes records (record mode) now; `choice_log_prefix` non-empty also
-  // dumps the choice log to `<prefix>.rank<N>.json`.
+  // Writes records (record, audit and consensus mode) now, and in consensus
+  // mode the root's tables (consensus_table_file); `choice_log_prefix`
+  // non-empty also dumps the choice log to `<prefix>.rank<N>.json`.
   void flush(const std::filesystem::path& choice_log_prefix = {});
 
   // `{"rank": N, "entries": {...}, "digest": "..."}`, atomically.
@@ -183,6 +210,10 @@ class Runtime {
                          std::span<const std::string> nondeterministic_variants, bool details,
                          std::optional<std::size_t> own_default = std::nullopt);
   void write_pending_records(const Policy& policy);
+  void write_consensus_tables(const Policy& policy);
+  // The consensus round of a check (see verify); returns how many of this
+  // rank's keys switched.
+  std::size_t consensus_round(Collective& group, std::uint64_t check);
   // A pinned or audit policy's table path entries that no table can be read
   // from: a warning each, or an Error under on_miss=error or strict provenance.
   void check_table_path(const Policy& policy);
@@ -198,6 +229,7 @@ class Runtime {
   ChoiceLog log_;
   std::function<std::string()> launch_digest_;
   RecordStore records_;
+  std::unique_ptr<detail::Consensus> consensus_;
 
   // One per group; shared, so a check holds its group's state without the
   // lock while it waits on the network, and a policy change cannot free it.

@@ -94,6 +94,7 @@ class FamilyCore {
   std::array<ChoiceCache, Backend::kMaxArchSlots> audited_caches_;
   std::vector<AuditedKey> audited_;
   std::optional<std::size_t> last_audit_id_;  // set by choose for decide_audited
+  bool last_provisional_ = false;             // set by choose: not to be cached
 };
 
 }  // namespace tunelock::launcher
