@@ -17,6 +17,12 @@ struct Options {
   int steps = 4;
   int m = 0, n = 0, k = 0;  // 0: the backend's default shape
   std::string manifest;
+  // Each rank's clock favours another matmul config, as noisy ranks' clocks
+  // do (host backend): rank 0 config 1, the others config 2.
+  bool skew_timings = false;
+  // Every step starts from the same weights, so a step's bits depend only
+  // on the configs it launched; each step prints its weights' checksum.
+  bool hold_weights = false;
 };
 
 // Deterministic inputs on every platform: a fixed LCG, no library distributions.

@@ -6,8 +6,9 @@ namespace tunelock::demo::gpu {
 
 std::vector<GemmFamily::Variant> gemm_variants() {
   auto split_k = [](int tile, int split) {
-    return [tile, split](cudaStream_t s, const float* a, const float* b, float* c, float* work,
-                         int m, int n, int k) { gemm_splitk(s, tile, split, a, b, c, work, m, n, k); };
+    return
+        [tile, split](cudaStream_t s, const float* a, const float* b, float* c, float* work, int m,
+                      int n, int k) { gemm_splitk(s, tile, split, a, b, c, work, m, n, k); };
   };
   auto atomic = [](int tile, int split) {
     return [tile, split](cudaStream_t s, const float* a, const float* b, float* c, float*, int m,
@@ -20,7 +21,8 @@ std::vector<GemmFamily::Variant> gemm_variants() {
       {make_config({{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"SPLIT_K", 2}}, 32, 2), split_k(32, 2)},
       {make_config({{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"SPLIT_K", kMaxSplit}}, 32, 3),
        split_k(32, kMaxSplit)},
-      {make_config({{"ATOMIC", 1}, {"BLOCK_M", 32}, {"BLOCK_N", 32}, {"SPLIT_K", kMaxSplit}}, 32, 4),
+      {make_config({{"ATOMIC", 1}, {"BLOCK_M", 32}, {"BLOCK_N", 32}, {"SPLIT_K", kMaxSplit}}, 32,
+                   4),
        atomic(32, kMaxSplit)},
   };
 }

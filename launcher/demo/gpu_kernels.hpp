@@ -17,14 +17,14 @@ namespace tunelock::demo::gpu {
 // split into `split` chunks: each chunk writes its partial product to
 // workspace[chunk] (M x N floats each) and a second kernel adds the chunks
 // in chunk order. split == 1 writes C directly.
-void gemm_splitk(cudaStream_t stream, int tile, int split, const float* a, const float* b,
-                 float* c, float* workspace, int m, int n, int k);
+void gemm_splitk(cudaStream_t stream, int tile, int split, const float* a, const float* b, float* c,
+                 float* workspace, int m, int n, int k);
 
 // The same product with every chunk's K-tile partials added into C by
 // float atomicAdd: the order of the additions, and so the bits, vary from
 // run to run. C is zeroed first on the stream.
-void gemm_atomic(cudaStream_t stream, int tile, int split, const float* a, const float* b,
-                 float* c, int m, int n, int k);
+void gemm_atomic(cudaStream_t stream, int tile, int split, const float* a, const float* b, float* c,
+                 int m, int n, int k);
 
 // Floats of workspace the split-K variants need for up to `max_split` chunks.
 std::size_t gemm_workspace_floats(int m, int n, int max_split);

@@ -1,11 +1,36 @@
 // The demo's loop over host kernel families (arch `host`): runs anywhere.
+#include <xxhash.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
 
 #include "demo_kernels.hpp"
 #include "demo_support.hpp"
+#include "tunelock/base/rank_environment.hpp"
 #include "tunelock/launcher/host_backend.hpp"
 
 namespace tunelock::demo {
+namespace {
+
+// --skew-timings: every matmul config but this rank's favourite sleeps 5 ms
+// per launch, far above the host's own differences, so the ranks' timed
+// winners differ for certain while every config keeps its own bits.
+std::vector<MatmulFamily::Variant> skewed(std::vector<MatmulFamily::Variant> variants, int rank) {
+  const std::size_t favourite = rank == 0 ? 1 : 2;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    if (i == favourite) continue;
+    variants[i].launch = [run = variants[i].launch](const float* a, const float* b, float* c, int m,
+                                                    int n, int k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      run(a, b, c, m, n, k);
+    };
+  }
+  return variants;
+}
+
+}  // namespace
 
 int run_host(const Options& options) {
   install_from_environment();
@@ -13,7 +38,9 @@ int run_host(const Options& options) {
   launcher::HostBackend backend;
   launcher::Launcher launcher(backend, runtime);
 
-  MatmulFamily matmul(launcher, {"demo.ops", "matmul_splitk"}, {"M", "N", "K"}, matmul_variants(),
+  const int rank = rank_from_environment(process_environment()).rank;
+  MatmulFamily matmul(launcher, {"demo.ops", "matmul_splitk"}, {"M", "N", "K"},
+                      options.skew_timings ? skewed(matmul_variants(), rank) : matmul_variants(),
                       matmul_hooks());
   ReduceFamily reduce(launcher, {"demo.ops", "reduce_sum"}, {"N"}, reduce_variants(),
                       reduce_hooks());
@@ -30,6 +57,7 @@ int run_host(const Options& options) {
     for (int j = 0; j < k; ++j)
       xt[static_cast<std::size_t>(j) * m + i] = x[static_cast<std::size_t>(i) * k + j];
   std::vector<float> w = pseudo_random(static_cast<std::size_t>(k) * n, 2);
+  const std::vector<float> w0 = w;
   std::vector<float> y(static_cast<std::size_t>(m) * n), grad(w.size());
   std::unique_ptr<Collective> group = make_group(runtime.policy()->verify_every > 0);
 
@@ -44,6 +72,11 @@ int run_host(const Options& options) {
     matmul({k, n, m}, {"f32", "f32"}, xt.data(), y.data(), grad.data(), k, n, m);
     const int size = static_cast<int>(w.size());
     update({size}, {"f32"}, w.data(), grad.data(), 1e-3f, size);
+    if (options.hold_weights) {
+      std::printf("step %d: weights %016llx\n", step,
+                  static_cast<unsigned long long>(XXH3_64bits(w.data(), w.size() * sizeof(float))));
+      w = w0;
+    }
     print_step(runtime, *group, step, loss);
   }
   print_end(runtime, w.data(), w.size() * sizeof(float));

@@ -27,6 +27,12 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--manifest", options.manifest,
                  "Write the candidate manifest of the demo's kernels here");
+  app.add_flag("--skew-timings", options.skew_timings,
+               "Host: each rank's clock favours another matmul config (rank 0 the second, the "
+               "others the third), as noisy clocks make ranks' timed winners differ");
+  app.add_flag("--hold-weights", options.hold_weights,
+               "Start every step from the same weights and print each step's weights checksum, "
+               "so steps compare bit for bit across runs");
   CLI11_PARSE(app, argc, argv);
   try {
     return options.backend == "cuda" ? tunelock::demo::run_cuda(options)

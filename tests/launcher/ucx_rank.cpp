@@ -12,6 +12,7 @@
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/rank_environment.hpp"
 #include "tunelock/launcher/ucx_collective.hpp"
+#include "tunelock/runtime/first_call.hpp"
 #include "tunelock/runtime/policy_sources.hpp"
 #include "tunelock/runtime/runtime.hpp"
 
@@ -26,11 +27,64 @@ void log(Runtime& runtime, const std::string& key, const Config& config) {
   runtime.log_choice("host", KernelId{"t.ops", "mm"}, key, config, ChoiceOrigin::pinned);
 }
 
+// A kernel whose clock favours config kB on every rank but rank 0.
+class SkewedRunner final : public CallRunner {
+ public:
+  explicit SkewedRunner(int rank) : rank_(rank) {}
+  double time(std::size_t i) override { return (i == 1) == (rank_ != 0) ? 1.0 : 2.0; }
+  bool has_outputs() const override { return true; }
+  std::string run_outputs(std::size_t i) override { return std::to_string(i); }
+  bool use_second_input() override { return false; }
+  void put_back() override {}
+  bool capturing() const override { return false; }
+
+ private:
+  int rank_;
+};
+
+std::size_t first_call(Runtime& runtime, int rank, const std::string& key) {
+  const std::vector<Config> candidates = {kA, kB};
+  FirstCallRequest request;
+  request.arch = "host";
+  request.kernel = KernelId{"t.ops", "mm"};
+  request.key = key;
+  request.candidates = candidates;
+  SkewedRunner runner(rank);
+  return run_first_call(runtime, request, runner).launched;
+}
+
+// Consensus: every rank times key M=1 and the first check agrees on kB;
+// then the last rank is killed while the others wait in a check that
+// carries key M=2's timings. The survivors name it.
+int consensus_killed(Runtime& runtime, Collective& world, const RankInfo& me) {
+  first_call(runtime, me.rank, "M=1");
+  runtime.verify(world);
+  const std::size_t switched = first_call(runtime, me.rank, "M=1");
+  if (me.rank == me.world_size - 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ::kill(::getpid(), SIGKILL);
+  }
+  first_call(runtime, me.rank, "M=2");
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    runtime.verify(world);
+  } catch (const Error& e) {
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("rank %d: launched %s after the first check; failed after %.1f s: %s\n", me.rank,
+                switched == 1 ? "the winner" : "another config", s, e.what());
+    return 4;
+  }
+  std::printf("rank %d: the consensus check did not fail\n", me.rank);
+  return 1;
+}
+
 int run(const std::string& scenario) {
   const Environment env = process_environment();
   const RankInfo me = rank_from_environment(env);
   Policy policy = policy_from_environment(env);  // TUNELOCK_VERIFY_TIMEOUT, when a test sets it
-  policy.mode = Mode::pinned;
+  policy.mode = scenario == "consensus_killed" ? Mode::consensus : Mode::pinned;
+  if (scenario == "consensus_killed") policy.record_path = "consensus/run";
   policy.verify_every = 1;
   policy.verify_strict = scenario == "strict";
   if (env.find("TUNELOCK_VERIFY_TIMEOUT") == env.end()) policy.verify_timeout_s = 20;
@@ -80,6 +134,7 @@ int run(const std::string& scenario) {
     }
     return 0;
   }
+  if (scenario == "consensus_killed") return consensus_killed(runtime, *world, me);
   if (scenario == "disjoint") {
     log(runtime, "stage=" + std::to_string(me.rank), me.rank % 2 ? kA : kB);
     std::printf("rank %d: %s\n", me.rank, runtime.verify(*world).agreed ? "agreed" : "DIFFER");
@@ -106,7 +161,9 @@ int run(const std::string& scenario) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: ucx_rank agree|conflict|strict|disjoint|die|killed|subgroups\n");
+    std::fprintf(
+        stderr,
+        "usage: ucx_rank agree|conflict|strict|disjoint|die|killed|subgroups|consensus_killed\n");
     return 2;
   }
   // Line-buffered: a rank stopped by the launcher after printing its

@@ -34,6 +34,11 @@ for n in 2 4 8; do
      $(count "rank $((n - 1)) exited with 137") == 1 ]] || fail "killed n=$n: $out"
   echo "ok: $n ranks"
 done
+# Consensus: a rank killed while the others wait in a check that carries
+# timings is named by each survivor, after all had switched to the winner.
+run 4 consensus_killed
+[[ $code != 0 && $(count "launched the winner after the first check; failed after [0-9.]* s: verify: lost rank(s) 3") == 3 ]] \
+  || fail "consensus_killed: $out"
 run 4 subgroups
 [[ $(count "group even of 2 agreed") == 2 && $(count "group odd of 2 DIFFER") == 2 ]] || fail "subgroups: $out"
 # The odd group's report names world ranks 1 and 3, not group ranks 0 and 1.

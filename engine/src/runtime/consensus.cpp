@@ -208,6 +208,7 @@ std::vector<Decided> Consensus::decide(const std::vector<RecordFile>& batches) {
         kept.winners.insert_or_assign(key, config);
       }
       for (const auto& [key, timings] : batch.timings) kept.timings.insert_or_assign(key, timings);
+      ++changes_;
     }
     for (const auto& [rank, record] : gathered_) all.push_back(record);
   }
@@ -231,6 +232,13 @@ std::vector<std::unique_ptr<InMemoryTable>> Consensus::tables() const {
   return out;
 }
 
+bool Consensus::tables_changed_since_written() {
+  std::lock_guard lock(mutex_);
+  const bool changed = changes_ != written_at_;
+  written_at_ = changes_;
+  return changed;
+}
+
 std::vector<RecordFile> Consensus::gathered() const {
   std::lock_guard lock(mutex_);
   std::vector<RecordFile> out;
@@ -245,6 +253,7 @@ void Consensus::clear() {
   winners_.clear();
   gathered_.clear();
   group_.reset();
+  changes_ = written_at_ = 0;
 }
 
 }  // namespace tunelock::detail

@@ -93,6 +93,10 @@ class Consensus {
   // writes them from every voting rank's record (empty on other ranks).
   std::vector<std::unique_ptr<InMemoryTable>> tables() const;
 
+  // True once per change of the gathered timings: a flush at the end of a
+  // program and the one at exit write the tables once.
+  bool tables_changed_since_written();
+
   // The records the root gathered, one per voting rank, for tests.
   std::vector<RecordFile> gathered() const;
 
@@ -111,6 +115,7 @@ class Consensus {
   std::map<RecordKey, AgreedWinner> winners_;
   std::map<int, RecordFile> gathered_;  // the root: world rank -> its timings so far
   std::optional<std::string> group_;
+  std::uint64_t changes_ = 0, written_at_ = 0;
 };
 
 }  // namespace tunelock::detail

@@ -87,12 +87,14 @@ void Runtime::write_pending_records(const Policy& policy) {
 
 void Runtime::write_consensus_tables(const Policy& policy) {
   if (policy.effective_mode() != Mode::consensus) return;
-  if (const std::size_t waiting = consensus_->waiting(); waiting > 0) {
+  if (const std::size_t waiting = consensus_->waiting();
+      waiting > 0 && notices_.first("consensus-waiting|" + std::to_string(waiting))) {
     logger().warn(
         "consensus: {} key(s) were first called after the last check: their timings are in "
         "this rank's record file, not in the table; check at the last step too",
         waiting);
   }
+  if (!consensus_->tables_changed_since_written()) return;
   for (const std::unique_ptr<InMemoryTable>& table : consensus_->tables()) {
     const std::filesystem::path path = consensus_table_file(policy.record_path, table->arch());
     ensure_writable_parent(path);
