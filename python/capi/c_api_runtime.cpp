@@ -259,6 +259,13 @@ int tunelock_choice_digest(char** digest) {
   return guarded([&] { put(digest, process_runtime().choice_digest()); });
 }
 
+int tunelock_choice_generation(uint64_t* generation) {
+  return guarded([&] {
+    if (!generation) throw Error("choice_generation: no place to write the generation");
+    *generation = process_runtime().generation();
+  });
+}
+
 int tunelock_flush(const char* choice_log_prefix) {
   return guarded([&] {
     process_runtime().flush(choice_log_prefix ? std::filesystem::path(choice_log_prefix)

@@ -75,6 +75,7 @@ _SIGNATURES = {
     "tunelock_set_device": ([ctypes.c_char_p], ctypes.c_int),
     "tunelock_choice_log": ([ctypes.c_void_p], ctypes.c_int),
     "tunelock_choice_digest": ([ctypes.c_void_p], ctypes.c_int),
+    "tunelock_choice_generation": ([ctypes.POINTER(ctypes.c_uint64)], ctypes.c_int),
     "tunelock_flush": ([ctypes.c_char_p], ctypes.c_int),
     "tunelock_gather_add": ([ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t], ctypes.c_int),
     "tunelock_verify": ([ctypes.c_int64, ctypes.c_int, ctypes.c_int, ctypes.c_char_p,

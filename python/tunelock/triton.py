@@ -15,6 +15,7 @@ a kernel gets is the engine's call plan (`tunelock.call_plan`):
 - pinned keys then take the hot path: Triton's key, one dict lookup, the
   launch; timed keys go into Triton's own cache.
 """
+import ctypes
 import threading
 
 from tunelock import _api as api
@@ -43,6 +44,25 @@ class _Interception:
         self.seen = {}  # qualified name -> the autotuner last seen under it
         self.filled_in = None  # the backend's own launch options, read at the first pinned call
         self.said_no_triton = False
+        self.engine_generation = None  # the engine's, when this generation began
+
+
+def engine_generation():
+    generation = ctypes.c_uint64(0)
+    engine_native.check(engine_native.lib.tunelock_choice_generation(ctypes.byref(generation)))
+    return generation.value
+
+
+def after_check():
+    """After a verify: a consensus check that switched keys changed the
+    engine's generation, so every cached choice is asked again and the
+    agreed winners launch from the next call on."""
+    held = _interception
+    with held.lock:
+        current = engine_generation()
+        if held.engine_generation is not None and current != held.engine_generation:
+            held.generation += 1
+        held.engine_generation = current
 
 
 _interception = _Interception()
@@ -59,8 +79,9 @@ class _TunerState:
         self.generation = _interception.generation
         # The engine's plan for this kernel's first calls (call_plan.hpp).
         self.plan = hooks.call_plan(self.module, self.name, len(autotuner.configs))
-        # Pinned (or audited) and more than one config: the engine chooses, never timed.
-        self.pinned = self.plan in ("pinned", "audited")
+        # Pinned (audited, consensus) and more than one config: the engine
+        # chooses; the call's own autotuner never times.
+        self.pinned = self.plan in ("pinned", "audited", "consensus")
         self.audited = self.plan == "audited"
         self.intercepted = self.plan not in ("untouched", "single")
         self.audit_ids = {}  # the call's key -> the engine's audit entry
@@ -89,6 +110,7 @@ def install(policy=None, **fields):
         installed = api._install("triton.install", policy, fields)
         held.policy = installed.as_dict()
         held.generation += 1
+        held.engine_generation = engine_generation()
         held.seen.clear()
         held.filled_in = None
         _describe_device()
@@ -241,7 +263,7 @@ def _run_unpinned(self, state, args, kwargs):
     if state.plan == "single_logged":
         if not state.singleton_logged:
             hooks.log_choice(arch_tag(), state.module, state.name, "*",
-                              config_data(self.configs[0]), _interception.policy["mode"] in ("pinned", "audit"))
+                              config_data(self.configs[0]), _interception.policy["mode"] in ("pinned", "audit", "consensus"))
             state.singleton_logged = True
         return _interception.original_run(self, *args, **kwargs)
     key = key_tuple(self, args, kwargs)
@@ -264,8 +286,10 @@ def _choose_pinned(autotuner, state, key, args, kwargs):
         if outcome["audit_id"] is not None:
             state.audit_ids[key] = outcome["audit_id"]
         hook_kwargs = config.all_kwargs() if config.pre_hook is not None else None
-        state.chosen[key] = (config, launch_kwargs(config, _interception.filled_in), hook_kwargs)
-        return state.chosen[key]
+        chosen = (config, launch_kwargs(config, _interception.filled_in), hook_kwargs)
+        if not outcome.get("provisional"):  # consensus inside a graph capture: asked again
+            state.chosen[key] = chosen
+        return chosen
 
 
 def _run_timed(autotuner, state, key, args, kwargs):

@@ -166,6 +166,10 @@ int tunelock_set_device(const char* device_json);
 int tunelock_choice_log(char** entries_json);
 int tunelock_choice_digest(char** digest);
 
+/* Changes whenever choices a face cached are stale: a new policy, or a
+   consensus check that switched what some keys launch. */
+int tunelock_choice_generation(uint64_t* generation);
+
 /* Writes records and, with a non-empty prefix (NULL: TUNELOCK_CHOICE_LOG),
  * the choice log, now. */
 int tunelock_flush(const char* choice_log_prefix);
