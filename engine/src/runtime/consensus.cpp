@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "tunelock/base/error.hpp"
 #include "tunelock/model/config_json.hpp"
 #include "tunelock/records/merge.hpp"
@@ -185,13 +187,15 @@ std::vector<Decided> Consensus::exchange(Collective& group, const ConsensusSende
 }
 
 // On the root: this round's batches join what each rank sent before, and
-// merge's tally over all of it names the winners of the keys not decided
-// yet. A key whose every vote was flagged gets no winner: its ranks keep
-// launching the deterministic choice, which skips flagged configs too.
+// merge's tally names the winners of the keys not decided yet. It tallies
+// the new keys and, of the earlier ones, only those with a flagged config
+// (merge never pins a config flagged on any key of its kernel), so a
+// round costs O(new keys), not O(every key so far). A key whose every vote
+// was flagged gets no winner: its ranks keep launching the deterministic
+// choice, which skips flagged configs too.
 std::vector<Decided> Consensus::decide(const std::vector<RecordFile>& batches) {
   std::set<RecordKey> fresh;
-  std::vector<RecordFile> all;
-  std::map<RecordKey, AgreedWinner> agreed;
+  std::vector<RecordFile> voting;
   {
     std::lock_guard lock(mutex_);
     for (const RecordFile& batch : batches) {
@@ -207,14 +211,34 @@ std::vector<Decided> Consensus::decide(const std::vector<RecordFile>& batches) {
         if (!winners_.count(key)) fresh.insert(key);
         kept.winners.insert_or_assign(key, config);
       }
-      for (const auto& [key, timings] : batch.timings) kept.timings.insert_or_assign(key, timings);
+      for (const auto& [key, timings] : batch.timings) {
+        if (std::any_of(timings.begin(), timings.end(),
+                        [](const CandidateTiming& t) { return t.nondeterministic; }))
+          flagged_keys_.insert(key);
+        kept.timings.insert_or_assign(key, timings);
+      }
       ++changes_;
     }
-    for (const auto& [rank, record] : gathered_) all.push_back(record);
+    if (fresh.empty()) return {};
+    for (const auto& [rank, record] : gathered_) {
+      RecordFile& vote = voting.emplace_back();
+      vote.origin = record.origin;
+      vote.run = record.run;
+      vote.rank = record.rank;
+      vote.has_timings = true;
+      vote.device = record.device;
+      auto take = [&](const RecordKey& key) {
+        if (auto w = record.winners.find(key); w != record.winners.end())
+          vote.winners.insert(*w);
+        if (auto t = record.timings.find(key); t != record.timings.end())
+          vote.timings.insert(*t);
+      };
+      for (const RecordKey& key : fresh) take(key);
+      for (const RecordKey& key : flagged_keys_) take(key);
+    }
   }
   std::vector<Decided> out;
-  if (fresh.empty()) return out;
-  for (const KeyVerdict& verdict : tally(all)) {
+  for (const KeyVerdict& verdict : tally(voting)) {
     if (!fresh.count(verdict.key) || verdict.votes.empty()) continue;
     out.push_back({verdict.key, {verdict.votes[0].signature, 0}});
   }
@@ -252,6 +276,7 @@ void Consensus::clear() {
   first_launched_.clear();
   winners_.clear();
   gathered_.clear();
+  flagged_keys_.clear();
   group_.reset();
   changes_ = written_at_ = 0;
 }
