@@ -188,6 +188,11 @@ def maybe_verify(iteration: int, group: Any = None) -> Optional[bool]:
 def _verify(iteration: int, group: Any) -> Optional[bool]:
     verdict = distributed.run_verify(iteration, group)
     if verdict >= 0:
-        from tunelock import triton  # a consensus check may have switched cached choices
-        triton.after_check()
+        for listener in after_check_listeners:  # a consensus check may have switched choices
+            listener()
     return None if verdict < 0 else bool(verdict)
+
+
+# Called after every check that ran: the interceptions that cache choices
+# (tunelock.triton) drop them when the engine's choices changed.
+after_check_listeners = []

@@ -47,7 +47,7 @@ class _Interception:
         self.engine_generation = None  # the engine's, when this generation began
 
 
-def engine_generation():
+def _engine_generation():
     generation = ctypes.c_uint64(0)
     engine_native.check(engine_native.lib.tunelock_choice_generation(ctypes.byref(generation)))
     return generation.value
@@ -59,10 +59,13 @@ def after_check():
     agreed winners launch from the next call on."""
     held = _interception
     with held.lock:
-        current = engine_generation()
+        current = _engine_generation()
         if held.engine_generation is not None and current != held.engine_generation:
             held.generation += 1
         held.engine_generation = current
+
+
+api.after_check_listeners.append(after_check)
 
 
 _interception = _Interception()
@@ -110,7 +113,7 @@ def install(policy=None, **fields):
         installed = api._install("triton.install", policy, fields)
         held.policy = installed.as_dict()
         held.generation += 1
-        held.engine_generation = engine_generation()
+        held.engine_generation = _engine_generation()
         held.seen.clear()
         held.filled_in = None
         _describe_device()
