@@ -228,10 +228,8 @@ std::vector<Decided> Consensus::decide(const std::vector<RecordFile>& batches) {
       vote.has_timings = true;
       vote.device = record.device;
       auto take = [&](const RecordKey& key) {
-        if (auto w = record.winners.find(key); w != record.winners.end())
-          vote.winners.insert(*w);
-        if (auto t = record.timings.find(key); t != record.timings.end())
-          vote.timings.insert(*t);
+        if (auto w = record.winners.find(key); w != record.winners.end()) vote.winners.insert(*w);
+        if (auto t = record.timings.find(key); t != record.timings.end()) vote.timings.insert(*t);
       };
       for (const RecordKey& key : fresh) take(key);
       for (const RecordKey& key : flagged_keys_) take(key);

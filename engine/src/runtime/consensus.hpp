@@ -114,7 +114,7 @@ class Consensus {
   std::map<RecordKey, std::string> first_launched_;  // every key this rank timed
   std::map<RecordKey, AgreedWinner> winners_;
   std::map<int, RecordFile> gathered_;  // the root: world rank -> its timings so far
-  std::set<RecordKey> flagged_keys_;     // the root: keys some rank's audit flagged a config of
+  std::set<RecordKey> flagged_keys_;    // the root: keys some rank's audit flagged a config of
   std::optional<std::string> group_;
   std::uint64_t changes_ = 0, written_at_ = 0;
 };
