@@ -275,6 +275,60 @@ BOOST_AUTO_TEST_CASE(a_rank_lost_during_the_timings_round_is_named) {
   }
 }
 
+// A rank whose timings arrive garbled: every rank raises the root's error,
+// naming the rank it came from, instead of the others waiting for a verdict.
+BOOST_AUTO_TEST_CASE(a_garbled_batch_is_named_on_every_rank) {
+  class Garbled final : public TreeReduction {
+   public:
+    explicit Garbled(TreeReduction& inner) : inner_(inner) {}
+    void absorb(int from, std::string_view partial) override { inner_.absorb(from, partial); }
+    std::string_view partial() override { return "{not json"; }
+    std::string_view verdict() override { return inner_.verdict(); }
+
+   private:
+    TreeReduction& inner_;
+  };
+  class GarblesSecondRound final : public Collective {
+   public:
+    explicit GarblesSecondRound(std::unique_ptr<Collective> inner) : inner_(std::move(inner)) {}
+    int rank() const override { return inner_->rank(); }
+    int size() const override { return inner_->size(); }
+    std::string group_id() const override { return inner_->group_id(); }
+    bool has_tree() const override { return inner_->has_tree(); }
+    std::vector<std::string> all_gather(std::string_view payload) override {
+      return inner_->all_gather(payload);
+    }
+    std::string tree_round(TreeReduction& reduction) override {
+      // Over a tree the check's comparison is the first tree round; over an
+      // all-gather alone the timings' round is the first.
+      if (++rounds_ != (inner_->has_tree() ? 2 : 1)) return inner_->tree_round(reduction);
+      Garbled garbled(reduction);
+      return inner_->tree_round(garbled);
+    }
+
+   private:
+    std::unique_ptr<Collective> inner_;
+    int rounds_ = 0;
+  };
+  for (auto transport : {InProcessGroup::Transport::tree, InProcessGroup::Transport::gather_only}) {
+    TempDir dir;
+    Ranks ranks(3, consensus_policy(dir));
+    InProcessGroup group(3, "world", std::chrono::seconds(60), transport);
+    auto errors = ranks.run([&](Rank& r) {
+      std::unique_ptr<Collective> member = group.member(r.rank);
+      if (r.rank == 2) member = std::make_unique<GarblesSecondRound>(std::move(member));
+      SkewedRunner runner(1);
+      call(r, "M=64", runner);
+      r.runtime.verify(*member);
+    });
+    for (int r = 0; r < 3; ++r)
+      BOOST_TEST(message_of(errors[r]) ==
+                     "consensus check: group rank 2 sent a partial that is not a JSON array of "
+                     "batches",
+                 message_of(errors[r]));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(inside_a_graph_capture_nothing_is_timed_and_nothing_switches) {
   TempDir dir;
   Ranks ranks(1, consensus_policy(dir));

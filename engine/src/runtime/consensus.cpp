@@ -220,7 +220,9 @@ std::vector<Decided> Consensus::decide(const std::vector<RecordFile>& batches) {
       ++changes_;
     }
     if (fresh.empty()) return {};
-    for (const auto& [rank, record] : gathered_) {
+    for (const auto& gathered : gathered_) {
+      const RecordFile& record =
+          gathered.second;  // named: lambdas cannot capture bindings in C++20
       RecordFile& vote = voting.emplace_back();
       vote.origin = record.origin;
       vote.run = record.run;
