@@ -260,7 +260,7 @@ BOOST_AUTO_TEST_CASE(a_rank_lost_during_the_timings_round_is_named) {
   };
   TempDir dir;
   Ranks ranks(3, consensus_policy(dir));
-  InProcessGroup group(3, "world", std::chrono::milliseconds(1500));
+  InProcessGroup group(3, "world", std::chrono::seconds(4));
   auto errors = ranks.run([&](Rank& r) {
     std::unique_ptr<Collective> member = group.member(r.rank);
     if (r.rank == 2) member = std::make_unique<DiesInSecondRound>(std::move(member));
