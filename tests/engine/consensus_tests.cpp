@@ -74,6 +74,24 @@ FirstCallOutcome call(Rank& r, const std::string& key, CallRunner& runner) {
 // majority picks 2, which is not the deterministic choice (0).
 std::size_t local_fastest(int rank) { return rank == 0 ? 1 : 2; }
 
+// A member that forwards to its group's endpoint; a test overrides the
+// tree round it wants to break.
+class Forwarding : public Collective {
+ public:
+  explicit Forwarding(std::unique_ptr<Collective> inner) : inner_(std::move(inner)) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  std::string group_id() const override { return inner_->group_id(); }
+  bool has_tree() const override { return inner_->has_tree(); }
+  std::vector<std::string> all_gather(std::string_view payload) override {
+    return inner_->all_gather(payload);
+  }
+
+ protected:
+  std::unique_ptr<Collective> inner_;
+  int rounds_ = 0;  // tree rounds so far
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(consensus)
@@ -244,24 +262,13 @@ BOOST_AUTO_TEST_CASE(a_check_with_nothing_new_costs_what_a_pinned_check_costs) {
 // A rank that takes part in the check's comparison and is gone before the
 // timings' round: the others name it within the group's timeout.
 BOOST_AUTO_TEST_CASE(a_rank_lost_during_the_timings_round_is_named) {
-  class DiesInSecondRound final : public Collective {
+  class DiesInSecondRound final : public Forwarding {
    public:
-    explicit DiesInSecondRound(std::unique_ptr<Collective> inner) : inner_(std::move(inner)) {}
-    int rank() const override { return inner_->rank(); }
-    int size() const override { return inner_->size(); }
-    std::string group_id() const override { return inner_->group_id(); }
-    bool has_tree() const override { return inner_->has_tree(); }
-    std::vector<std::string> all_gather(std::string_view payload) override {
-      return inner_->all_gather(payload);
-    }
+    using Forwarding::Forwarding;
     std::string tree_round(TreeReduction& reduction) override {
       if (++rounds_ == 2) throw Error("rank 2 died");
       return inner_->tree_round(reduction);
     }
-
-   private:
-    std::unique_ptr<Collective> inner_;
-    int rounds_ = 0;
   };
   TempDir dir;
   Ranks ranks(3, consensus_policy(dir));
@@ -293,16 +300,9 @@ BOOST_AUTO_TEST_CASE(a_garbled_batch_is_named_on_every_rank) {
    private:
     TreeReduction& inner_;
   };
-  class GarblesSecondRound final : public Collective {
+  class GarblesSecondRound final : public Forwarding {
    public:
-    explicit GarblesSecondRound(std::unique_ptr<Collective> inner) : inner_(std::move(inner)) {}
-    int rank() const override { return inner_->rank(); }
-    int size() const override { return inner_->size(); }
-    std::string group_id() const override { return inner_->group_id(); }
-    bool has_tree() const override { return inner_->has_tree(); }
-    std::vector<std::string> all_gather(std::string_view payload) override {
-      return inner_->all_gather(payload);
-    }
+    using Forwarding::Forwarding;
     std::string tree_round(TreeReduction& reduction) override {
       // Over a tree the check's comparison is the first tree round; over an
       // all-gather alone the timings' round is the first.
@@ -310,10 +310,6 @@ BOOST_AUTO_TEST_CASE(a_garbled_batch_is_named_on_every_rank) {
       Garbled garbled(reduction);
       return inner_->tree_round(garbled);
     }
-
-   private:
-    std::unique_ptr<Collective> inner_;
-    int rounds_ = 0;
   };
   for (auto transport : {InProcessGroup::Transport::tree, InProcessGroup::Transport::gather_only}) {
     TempDir dir;
