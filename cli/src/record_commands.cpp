@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "table_files.hpp"
 #include "tunelock/base/error.hpp"
+#include "tunelock/base/log.hpp"
 #include "tunelock/io/files.hpp"
 #include "tunelock/records/merge.hpp"
 #include "tunelock/records/merge_report.hpp"
@@ -41,6 +42,8 @@ int merge(const RecordOptions& options, Streams& streams) {
               << result.table->entry_count() << " entries from " << records.size()
               << " record file(s); " << disagreed
               << " key(s) where ranks disagreed (see tunelock report)\n";
+  for (const std::string& conflict : result.identity_conflicts)
+    logger().warn("{}", conflict);
   return kExitOk;
 }
 

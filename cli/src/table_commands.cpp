@@ -1,11 +1,15 @@
-// `tunelock table show|convert|validate|diff|audit`: looking at, converting
-// and checking tables without a GPU, and what an audit run says they cost.
+// `tunelock table show|convert|validate|diff|audit|coverage`: looking at,
+// converting and checking tables without a GPU, what an audit run says they
+// cost, and which keys a run needed that they do not answer.
 
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "table_files.hpp"
 #include "tunelock/base/error.hpp"
+#include "tunelock/io/files.hpp"
+#include "tunelock/logs/choice_log_file.hpp"
+#include "tunelock/logs/table_coverage.hpp"
 #include "tunelock/model/candidates.hpp"
 #include "tunelock/records/audit_report.hpp"
 #include "tunelock/tables/table_diff.hpp"
@@ -16,7 +20,7 @@ namespace {
 struct Paths {
   std::string first, second, candidates;
   bool json = false;
-  std::vector<std::string> audits;
+  std::vector<std::string> audits;  // audit files, or the choice logs of `coverage`
   double max_regret_pct = 5;
 };
 
@@ -43,7 +47,24 @@ int show(const Paths& paths, Streams& streams) {
     for (const std::string& sig : signatures)
       streams.out << "nondeterministic: " << kernel << " " << sig
                   << " (skipped by the fallback rules)\n";
+  for (const auto& [kernel, identity] : table->identities())
+    streams.out << "identity: " << kernel << " " << identity << " (the code its entries were timed on)\n";
   return kExitOk;
+}
+
+// The keys the runs' choice logs needed that the table does not answer by
+// an entry on the kernel's own code: exit 1 when there is any, for CI gates.
+int coverage(const Paths& paths, Streams& streams) {
+  const auto table = load_table_file(paths.first);
+  std::vector<ChoiceLogFile> logs;
+  for (const std::string& path : paths.audits)
+    logs.push_back(choice_log_from_bytes(read_file(path), path));
+  const CoverageReport report = table_coverage(*table, logs, paths.audits);
+  if (paths.json)
+    streams.out << coverage_json(report).dump(1) << "\n";
+  else
+    streams.out << coverage_text(report);
+  return report.exit_code() ? kExitDifferent : kExitOk;
 }
 
 int convert(const Paths& paths, Streams& streams) {
@@ -172,8 +193,19 @@ Command add_table_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   audit_cmd.app->add_flag("--json", paths->json, "Print the report as JSON");
 
-  return {table,
-          dispatch_to_subcommands({show_cmd, convert_cmd, validate_cmd, diff_cmd, audit_cmd})};
+  Command coverage_cmd =
+      sub(*table, "coverage",
+          "Keys the runs' choice logs needed that the table does not answer by an entry: fell "
+          "back, stale, or timed on other code (exit 1 when any)",
+          paths, coverage);
+  coverage_cmd.app->add_option("TABLE", paths->first, "Table file (.json or .tlb)")->required();
+  coverage_cmd.app
+      ->add_option("LOGS", paths->audits, "Choice logs of the runs (TUNELOCK_CHOICE_LOG files)")
+      ->required();
+  coverage_cmd.app->add_flag("--json", paths->json, "Print the report as JSON");
+
+  return {table, dispatch_to_subcommands(
+                     {show_cmd, convert_cmd, validate_cmd, diff_cmd, audit_cmd, coverage_cmd})};
 }
 
 }  // namespace tunelock::cli

@@ -95,6 +95,11 @@ std::size_t FamilyCore::decide_audited(std::span<const KeyValue> values,
   return audited_[at].variant;
 }
 
+void FamilyCore::set_code_identity(std::string identity) {
+  std::lock_guard lock(decide_mutex_);  // first calls read it under this lock
+  code_identity_ = std::move(identity);
+}
+
 // The story of one new key is the engine's (first_call.hpp); the family
 // only runs what it asks for, on the backend, with this call's site.
 std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
@@ -106,6 +111,7 @@ std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
   request.candidates = configs_;
   request.nondeterministic_variants = nondeterministic_;
   request.candidates_are = "variants";
+  request.identity = code_identity_;
   BackendRunner runner(launcher_.backend(), site, launcher_.tuning());
   const FirstCallOutcome outcome = run_first_call(launcher_.runtime(), request, runner);
   last_audit_id_ = outcome.audit_id;

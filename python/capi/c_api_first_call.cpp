@@ -66,7 +66,8 @@ extern "C" {
 
 int tunelock_first_call(const char* arch, const char* module, const char* name, const char* key,
                         const char* candidates_json, int64_t config_count, int64_t own_default,
-                        const tunelock_call_runner* runner, char** outcome_json) {
+                        const char* identity, const tunelock_call_runner* runner,
+                        char** outcome_json) {
   return guarded([&] {
     if (!runner) throw Error("first call: the runner is NULL");
     if (config_count < 0) throw Error("config_count: expected 0 or more");
@@ -81,6 +82,8 @@ int tunelock_first_call(const char* arch, const char* module, const char* name, 
     request.candidates = candidates;
     request.declared = static_cast<std::size_t>(config_count);
     if (own_default >= 0) request.own_default = static_cast<std::size_t>(own_default);
+    const std::string code = identity ? text_of(identity, "identity") : std::string();
+    request.identity = code;
     CallbackRunner callbacks(*runner);
     const FirstCallOutcome outcome = run_first_call(process_runtime(), request, callbacks);
     json out{{"plan", std::string(to_string(outcome.plan))},

@@ -12,6 +12,8 @@
 #include "tunelock/decision/selection.hpp"
 #include "tunelock/io/file_kind.hpp"
 #include "tunelock/io/files.hpp"
+#include "tunelock/logs/choice_log_file.hpp"
+#include "tunelock/logs/table_coverage.hpp"
 #include "tunelock/model/candidates.hpp"
 #include "tunelock/records/audit_report.hpp"
 #include "tunelock/records/merge.hpp"
@@ -143,6 +145,22 @@ int tunelock_report(const char* request_json, char** result_json) {
     for (const KeyVerdict& v : flagged) list.push_back(verdict_to_json(v));
     put(result_json,
         json{{"report", disagreement_report(flagged)}, {"disagreements", list}}.dump());
+  });
+}
+
+int tunelock_table_coverage(const char* request_json, char** result_json) {
+  return guarded([&] {
+    const json request = json_of(request_json, "request");
+    if (!request.is_object()) throw Error("table coverage: expected {\"table\": path, \"logs\": [paths]}");
+    const std::string table_path = string_field(request, "table", "");
+    if (table_path.empty()) throw Error("table coverage: table: expected a table file's path");
+    const std::vector<std::string> paths = paths_field(request, "logs");
+    if (paths.empty()) throw Error("table coverage: logs: expected one choice log or more");
+    const auto table = load_table_file(table_path);
+    std::vector<ChoiceLogFile> logs;
+    for (const std::string& path : paths)
+      logs.push_back(choice_log_from_bytes(read_file(path), path));
+    put(result_json, coverage_json(table_coverage(*table, logs, paths)).dump());
   });
 }
 

@@ -3,6 +3,7 @@ with `.dtype`, and JIT-like kernels with `run`. The row sum adds BLOCK-sized
 partial sums, so BLOCK changes the bits of the result, as on a GPU; the
 fake benchmark reads a per-BLOCK cost plus seeded noise, so "fresh
 processes" (seeds) can time different winners."""
+import hashlib
 import inspect
 import random
 
@@ -50,6 +51,12 @@ class JITKernel:
         self.fn = fn
         self.arg_names = list(inspect.signature(fn).parameters)
         self.launches = []
+        self.src = inspect.getsource(fn)  # as Triton keeps it, without the decorators
+
+    @property
+    def cache_key(self):
+        """Triton's is a hash of the source and its dependencies' sources."""
+        return hashlib.sha256(self.src.encode()).hexdigest()
 
     def run(self, *args, **kwargs):
         accepted = {k: v for k, v in kwargs.items() if k in self.arg_names}

@@ -20,7 +20,8 @@ from ._hooks import (Choice, Config, audit_key, autotune_configs, call_plan, cou
                      log_choice, note_bits_check, pinned_choice, record, set_device, signature,
                      tuning_key)
 from ._native import TunelockError
-from ._offline import FileKind, audit, choose, convert_table, file_kind, merge, report, table
+from ._offline import (FileKind, audit, choose, convert_table, coverage, file_kind, merge, report,
+                       table)
 
 
 
@@ -41,7 +42,8 @@ __all__ = [
     "call_plan", "audit_key", "autotune_configs", "count_audited_call", "note_bits_check",
     "set_device",
     # the offline tools
-    "FileKind", "choose", "merge", "report", "audit", "file_kind", "table", "convert_table",
+    "FileKind", "choose", "merge", "report", "audit", "coverage", "file_kind", "table",
+    "convert_table",
     # the launch watch
     "watch",
 ]

@@ -88,12 +88,16 @@ class _Callbacks:
                                        run, second_input, put_back)
 
 
-def first_call(arch, module, name, key, candidates, config_count, runner, own_default=None):
+def first_call(arch, module, name, key, candidates, config_count, runner, own_default=None,
+               identity=None):
     """Runs the engine's first-call story for one new key; `candidates` are
     the live configs in Megatron's form, `own_default` the one the kernel's
-    own untimed heuristic launches (on_miss min_cost takes it). Returns {"plan", "launched",
-    "reason" (pinned plans), "audit_id" (audited, else None), "timed"}."""
+    own untimed heuristic launches (on_miss min_cost takes it), `identity`
+    the kernel's code ("triton:<hash>"; None when unknown), recorded and
+    compared with the table's. Returns {"plan", "launched", "reason"
+    (pinned plans), "audit_id" (audited, else None), "timed", "provisional"}."""
     callbacks = _Callbacks(runner)
     return call_json("tunelock_first_call", encode(arch), encode(module), encode(name),
                      encode(key), encode(json.dumps(candidates)), int(config_count),
-                     -1 if own_default is None else int(own_default), ctypes.byref(callbacks.struct), where="tunelock first call")
+                     -1 if own_default is None else int(own_default), encode(identity or ""),
+                     ctypes.byref(callbacks.struct), where="tunelock first call")

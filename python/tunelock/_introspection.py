@@ -4,6 +4,7 @@ tag and the driver's version. The interception (`tunelock.triton`) and
 the argument checks (`tunelock._arguments`) both use it, so neither
 imports the other."""
 import ctypes
+import hashlib
 
 
 def autotuner_class():
@@ -55,6 +56,26 @@ def base_function(autotuner):
     while hasattr(fn, "fn") and not hasattr(fn, "__code__"):
         fn = fn.fn
     return fn
+
+
+def code_identity(autotuner):
+    """The identity of the kernel's code, "triton:<key>": Triton's own cache
+    key of its JIT function (a hash of its source and of the sources of the
+    functions it calls, JITFunction.cache_key), or a hash of its source
+    where the function has no key; None when it has neither."""
+    fn = autotuner.fn
+    while not hasattr(fn, "cache_key") and not hasattr(fn, "src") and hasattr(fn, "fn"):
+        fn = fn.fn  # heuristics and other wrappers around the JIT function
+    try:
+        key = getattr(fn, "cache_key", None)
+    except Exception:  # a key Triton cannot compute here is no identity
+        key = None
+    if isinstance(key, str) and key:
+        return "triton:" + key
+    src = getattr(fn, "src", None)
+    if isinstance(src, str) and src:
+        return "triton:" + hashlib.sha256(src.encode()).hexdigest()
+    return None
 
 
 def config_data(config):

@@ -82,6 +82,19 @@ def report(records: Union[PathArgument, Iterable[PathArgument]]) -> Dict[str, An
     return call_json("tunelock_report", encode(json.dumps(request)), where="tunelock.report")
 
 
+def coverage(table: PathArgument, logs: Union[PathArgument, Iterable[PathArgument]]) -> Dict[str, Any]:
+    """The keys the runs' choice logs (TUNELOCK_CHOICE_LOG files) needed that
+    `table` does not answer by an entry, as `tunelock table coverage`: a
+    dict with "covered" (False when any), "needed", "answered" and "misses",
+    each {"kernel", "key", "gap" ("fallback", "stale" or "identity"),
+    "launched", "ranks", ...}. For a CI gate: assert result["covered"]."""
+    function = "coverage"
+    request = {"table": arguments.path(function, "table", table),
+               "logs": arguments.paths(function, "logs", logs)}
+    return call_json("tunelock_table_coverage", encode(json.dumps(request)),
+                     where="tunelock.coverage")
+
+
 def file_kind(path: PathArgument) -> FileKind:
     """What a tunelock file is, told from its name and bytes as the CLI and the page tell it:
     FileKind(kind, encoding, problem). kind is "table", "manifest", "record", "timings",

@@ -25,7 +25,8 @@ from tunelock import _arguments as arguments
 from tunelock import _native as engine_native
 from tunelock._bits import TritonRunner
 from tunelock._first_call import first_call
-from tunelock._introspection import (arch_tag, autotuner_class, call_args, config_data,
+from tunelock._introspection import (arch_tag, autotuner_class, call_args, code_identity,
+                                     config_data,
                                      driver_version, key_tuple, kernel_module, kernel_name,
                                      launch_kwargs, launch_options_filled_in, pruned)
 
@@ -88,6 +89,7 @@ class _TunerState:
         self.audited = self.plan == "audited"
         self.intercepted = self.plan not in ("untouched", "single")
         self.audit_ids = {}  # the call's key -> the engine's audit entry
+        self.identity = None  # the kernel's code (code_identity), found at its first call
         self.arg_names = frozenset(autotuner.arg_names)
         # The hot path's key, when every key argument comes positionally:
         # their positions, how many positional arguments that takes, and a
@@ -315,8 +317,11 @@ def _run_timed(autotuner, state, key, args, kwargs):
 
 def _first_call(autotuner, state, candidates, args, kwargs, filled_in=None):
     runner = TritonRunner(autotuner, candidates, args, kwargs, filled_in)
+    if state.identity is None:  # once per autotuner and policy: Triton hashes the source
+        state.identity = code_identity(autotuner) or ""
     return first_call(arch_tag(), state.module, state.name, tuning_key(autotuner, args, kwargs),
-                      [config_data(c) for c in candidates], len(autotuner.configs), runner)
+                      [config_data(c) for c in candidates], len(autotuner.configs), runner,
+                      identity=state.identity)
 
 
 def _launch(autotuner, config, args, kwargs):

@@ -53,6 +53,15 @@ ChoiceLogFile from_binary(std::string_view bytes, const std::string& origin) {
         throw Error(where + ": entry '" + key + "' appears twice");
     }
   }
+  if (log->identities()) {
+    for (flatbuffers::uoffset_t i = 0; i < log->identities()->size(); ++i) {
+      const fb::LoggedChoice* e = log->identities()->Get(i);
+      const std::string where = origin + ": identities[" + std::to_string(i) + "]";
+      std::string key = entry_text(e->key(), where + ".key");
+      if (!out.identities.emplace(key, entry_text(e->value(), where + ".value")).second)
+        throw Error(where + ": kernel '" + key + "' appears twice");
+    }
+  }
   return out;
 }
 
@@ -76,6 +85,12 @@ ChoiceLogFile from_json(std::string_view text, const std::string& origin) {
     out.entries.emplace(key, require_string(value, where + "entries[\"" + key + "\"]"));
   if (const json* digest = find_member(root, "digest"))
     out.digest = require_string(*digest, where + "digest");
+  if (const json* identities = find_member(root, "identities")) {
+    require_object(*identities, where + "identities");
+    for (const auto& [kernel, identity] : identities->items())
+      out.identities.emplace(kernel,
+                             require_string(identity, where + "identities[\"" + kernel + "\"]"));
+  }
   return out;
 }
 
@@ -103,10 +118,11 @@ ChoiceLogFile choice_log_from_bytes(std::string_view bytes, const std::string& o
 }
 
 std::string choice_log_to_json(const ChoiceLogFile& log) {
-  const json out = {{"format_version", kFormatVersion},
-                    {"rank", log.rank},
-                    {"digest", choice_digest(log.entries)},
-                    {"entries", log.entries}};
+  json out = {{"format_version", kFormatVersion},
+              {"rank", log.rank},
+              {"digest", choice_digest(log.entries)},
+              {"entries", log.entries}};
+  if (!log.identities.empty()) out["identities"] = log.identities;  // absent: as before
   return out.dump(1) + "\n";
 }
 
@@ -115,11 +131,16 @@ std::string choice_log_to_binary(const ChoiceLogFile& log) {
   std::vector<flatbuffers::Offset<fb::LoggedChoice>> entries;
   for (const auto& [key, value] : log.entries)
     entries.push_back(fb::CreateLoggedChoice(b, b.CreateString(key), b.CreateString(value)));
+  std::vector<flatbuffers::Offset<fb::LoggedChoice>> identities;
+  for (const auto& [kernel, identity] : log.identities)
+    identities.push_back(
+        fb::CreateLoggedChoice(b, b.CreateString(kernel), b.CreateString(identity)));
   const auto digest = b.CreateString(choice_digest(log.entries));
   const auto vector = b.CreateVector(entries);
+  const auto identities_vector = identities.empty() ? 0 : b.CreateVector(identities);
   fb::FinishChoiceLogBuffer(
       b, fb::CreateChoiceLog(b, kBinaryFormatVersion, static_cast<std::uint32_t>(log.rank), digest,
-                             vector));
+                             vector, identities_vector));
   return checksum_trailer::seal(
       std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()));
 }

@@ -241,6 +241,42 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
   return out;
 }
 
+namespace {
+
+// Per kernel of `arch` that has entries, the identity most of the records
+// carrying one name (the lowest text on a tie); a line for each kernel
+// whose records disagree, naming the records left out.
+KernelIdentities merged_identities(const std::vector<RecordFile>& records, const std::string& arch,
+                                   const Table& table, std::vector<std::string>& conflicts) {
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> seen;  // kernel -> id -> origins
+  for (const RecordFile& r : records) {
+    const auto by_arch = r.identities.find(arch);
+    if (by_arch == r.identities.end()) continue;
+    for (const auto& [kernel, identity] : by_arch->second)
+      if (table.has_kernel(kernel)) seen[kernel][identity].push_back(r.origin);
+  }
+  KernelIdentities out;
+  for (const auto& [kernel, by_identity] : seen) {
+    auto kept = by_identity.begin();  // std::map: lowest text first, kept on a tie
+    for (auto it = by_identity.begin(); it != by_identity.end(); ++it)
+      if (it->second.size() > kept->second.size()) kept = it;
+    out[kernel] = kept->first;
+    if (by_identity.size() == 1) continue;
+    std::string others;
+    for (const auto& [identity, origins] : by_identity) {
+      if (identity == kept->first) continue;
+      for (const std::string& origin : origins)
+        others += (others.empty() ? "" : ", ") + origin + " (" + identity + ")";
+    }
+    conflicts.push_back(kernel + ": records disagree on the kernel's code: kept " + kept->first +
+                        " (" + std::to_string(kept->second.size()) + " record(s)); different in " +
+                        others + "; re-record those ranks with the same code");
+  }
+  return out;
+}
+
+}  // namespace
+
 MergeResult merge_records(const std::vector<RecordFile>& records, const std::string& arch,
                           const std::string& source) {
   if (!arch.empty()) check_arch_name(arch, "--arch");
@@ -330,6 +366,8 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
     if (arch_kernel.first == chosen)
       flagged[arch_kernel.second].assign(signatures.begin(), signatures.end());
   result.table->set_nondeterministic(std::move(flagged));
+  result.table->set_identities(
+      merged_identities(records, chosen, *result.table, result.identity_conflicts));
   return result;
 }
 

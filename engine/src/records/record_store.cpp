@@ -35,6 +35,13 @@ void RecordStore::set_device(Provenance device) {
   device_ = std::move(device);
 }
 
+void RecordStore::add_identity(const std::string& arch, const std::string& qualified,
+                               std::string identity) {
+  if (identity.empty()) return;
+  std::lock_guard lock(mutex_);
+  identities_[arch].insert_or_assign(qualified, std::move(identity));
+}
+
 std::size_t RecordStore::add_audit(AuditEntry entry) {
   std::lock_guard lock(mutex_);
   audits_.push_back(std::move(entry));
@@ -55,6 +62,7 @@ void RecordStore::clear() {
   std::lock_guard lock(mutex_);
   records_.clear();
   audits_.clear();
+  identities_.clear();
 }
 
 fs::path RecordStore::record_file(const fs::path& prefix, int rank) {
@@ -80,6 +88,9 @@ void RecordStore::write(const fs::path& prefix, int rank) const {
           winners[arch][qualified][key] = config_to_json(recorded.winner);
           sidecar.timings[{arch, qualified, key}] = recorded.timings;
         }
+        if (auto by_arch = identities_.find(arch); by_arch != identities_.end())
+          if (auto identity = by_arch->second.find(qualified); identity != by_arch->second.end())
+            sidecar.identities[arch][qualified] = identity->second;
       }
     }
     sidecar.device = device_;

@@ -66,6 +66,20 @@ void add_timings_from_json(RecordFile& record, std::string_view text, const std:
         }
         record.timings[{arch, qualified, key}] = std::move(candidates);
       });
+  if (const json* identities = find_member(root, "identities")) {
+    const std::string at = where + "identities";
+    for (const auto& [arch, kernels] : require_object(*identities, at).items()) {
+      check_arch_name(arch, at);
+      const std::string arch_at = member_path(at, arch);
+      for (const auto& [kernel, identity] : require_object(kernels, arch_at).items()) {
+        check_kernel_name(kernel, arch_at);
+        std::string code = require_string(identity, member_path(arch_at, kernel));
+        if (code.empty())
+          throw Error(member_path(arch_at, kernel) + ": empty; expected the kernel's code identity");
+        record.identities[arch][kernel] = std::move(code);
+      }
+    }
+  }
   record.has_timings = true;
 }
 
@@ -134,6 +148,19 @@ void add_timings(RecordFile& record, std::string_view bytes, const std::string& 
     }
     record.timings[{arch, kernel, text}] = std::move(candidates);
   }
+  for (flatbuffers::uoffset_t k = 0; timings->identities() && k < timings->identities()->size();
+       ++k) {
+    const fb::TimedIdentity* item = timings->identities()->Get(k);
+    const std::string at = where + "identities[" + std::to_string(k) + "]";
+    const std::string arch = str(item->arch(), at + ".arch");
+    check_arch_name(arch, at + ".arch");
+    const std::string kernel = str(item->kernel(), at + ".kernel");
+    check_kernel_name(kernel, at + ".kernel");
+    const std::string identity = str(item->identity(), at + ".identity");
+    if (identity.empty()) throw Error(at + ".identity: empty; expected the kernel's code identity");
+    if (!record.identities[arch].emplace(kernel, identity).second)
+      throw Error(at + ": " + arch + " " + kernel + " given twice");
+  }
   record.has_timings = true;
 }
 
@@ -154,6 +181,12 @@ std::string timings_to_json(const RecordFile& record) {
       {"format_version", 1}, {"device", device_to_json(record.device)}, {"timings", timings}};
   // An unknown rank (-1) is left out: the reader then takes it from the name.
   if (record.rank >= 0) out["rank"] = record.rank;
+  if (!record.identities.empty()) {  // absent: as before records knew their kernels' code
+    json identities = json::object();
+    for (const auto& [arch, kernels] : record.identities)
+      for (const auto& [kernel, identity] : kernels) identities[arch][kernel] = identity;
+    out["identities"] = std::move(identities);
+  }
   return out.dump(1) + "\n";
 }
 
@@ -183,6 +216,16 @@ std::string timings_to_binary(const RecordFile& record) {
     package_names.push_back(name);
     package_versions.push_back(version);
   }
+  std::vector<flatbuffers::Offset<fb::TimedIdentity>> identities;
+  for (const auto& [arch, kernels] : record.identities) {  // std::map: sorted
+    for (const auto& [kernel, identity] : kernels) {
+      const auto arch_offset = b.CreateString(arch);
+      const auto kernel_offset = b.CreateString(kernel);
+      const auto identity_offset = b.CreateString(identity);
+      identities.push_back(fb::CreateTimedIdentity(b, arch_offset, kernel_offset, identity_offset));
+    }
+  }
+  const auto identities_offset = identities.empty() ? 0 : b.CreateVector(identities);
   // Strings and vectors are built before the root table starts, as required.
   const auto root = fb::CreateRecordTimings(
       b, kBinaryTimingsVersion, record.rank, b.CreateString(d.device_name), d.sm_count,
@@ -190,7 +233,7 @@ std::string timings_to_binary(const RecordFile& record) {
       b.CreateString(d.tool_version), b.CreateString(d.recorded_at), b.CreateVector(keys),
       d.triton.empty() ? 0 : b.CreateString(d.triton),
       d.packages.empty() ? 0 : b.CreateVectorOfStrings(package_names),
-      d.packages.empty() ? 0 : b.CreateVectorOfStrings(package_versions));
+      d.packages.empty() ? 0 : b.CreateVectorOfStrings(package_versions), identities_offset);
   fb::FinishRecordTimingsBuffer(b, root);
   return checksum_trailer::seal(
       std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()));

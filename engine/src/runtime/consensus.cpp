@@ -26,6 +26,9 @@ json batch_json(const ConsensusSender& me,
   for (const auto& [key, kept] : keys) {
     winners[key.arch][key.kernel][key.key] = config_to_json(kept.first);
     sidecar.timings[key] = kept.second;
+    if (auto arch = me.identities.find(key.arch); arch != me.identities.end())
+      if (auto identity = arch->second.find(key.kernel); identity != arch->second.end())
+        sidecar.identities[key.arch].insert(*identity);
   }
   return json{{"rank", me.world_rank},
               {"origin", me.origin},
@@ -207,6 +210,9 @@ std::vector<Decided> Consensus::decide(const std::vector<RecordFile>& batches) {
         kept.has_timings = true;
       }
       kept.device = batch.device;
+      for (const auto& [arch, kernels] : batch.identities)
+        for (const auto& [kernel, identity] : kernels)
+          kept.identities[arch].insert_or_assign(kernel, identity);
       for (const auto& [key, config] : batch.winners) {
         if (!winners_.count(key)) fresh.insert(key);
         kept.winners.insert_or_assign(key, config);

@@ -53,6 +53,7 @@ struct ConsensusSender {
   std::string run;     // the record path's file name: merge's `run`
   std::string origin;  // the rank's record file, as merge names a vote
   Provenance device;
+  std::map<std::string, KernelIdentities> identities;  // the rank's kernels' code, for the table
 };
 
 class Consensus {

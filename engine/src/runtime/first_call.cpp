@@ -52,6 +52,7 @@ class Story {
     if (plan == FirstCall::single_logged)
       runtime_.log_choice(request_.arch, request_.kernel, kWildcardKey, candidates[0], origin);
     if (plan == FirstCall::single || plan == FirstCall::single_logged) return outcome_;
+    runtime_.note_identity(request_.arch, request_.kernel, request_.identity);
     enumerate_once(runtime_, request_.kernel, plan, declared, request_.candidates_are);
     if (plan == FirstCall::pinned || plan == FirstCall::audited) {
       pinned(plan == FirstCall::audited);

@@ -113,7 +113,7 @@ struct Field {
   std::string_view env_alias = {};
 };
 
-constexpr std::array<Field, 17> kFields{{
+constexpr std::array<Field, 18> kFields{{
     {"mode", "MODE",
      [](Policy& p, std::string_view v, const std::string& o) { p.mode = parse_mode(v, o); }},
     {"modules", "MODULES",
@@ -164,6 +164,10 @@ constexpr std::array<Field, 17> kFields{{
     {"provenance", "PROVENANCE",
      [](Policy& p, std::string_view v, const std::string& o) {
        p.provenance = parse_provenance_check(v, o);
+     }},
+    {"identity", "IDENTITY",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.identity = parse_provenance_check(v, o);
      }},
 }};
 
@@ -363,6 +367,7 @@ nlohmann::json policy_to_json(const Policy& policy) {
       {"check_bits", policy.check_bits},
       {"equivalent", std::string(to_string(policy.equivalent))},
       {"provenance", std::string(to_string(policy.provenance))},
+      {"identity", std::string(to_string(policy.identity))},
       {"intercepts", policy.intercepts()},
   };
 }

@@ -55,6 +55,7 @@ void Runtime::install(const Policy& policy) {
     policy_ = std::make_shared<const Policy>(policy);
     tables_.clear();
     groups_.clear();
+    identities_.clear();
   }
   log_.clear();
   records_.clear();
@@ -127,6 +128,7 @@ std::size_t Runtime::consensus_round(Collective& group, std::uint64_t check) {
   {
     std::lock_guard lock(mutex_);
     me.device = device_;
+    me.identities = identities_;
   }
   me.device.tool_version = std::string(tool_version());
   std::size_t switched = 0;
@@ -205,6 +207,37 @@ std::shared_ptr<const Table> Runtime::table_for(std::string_view arch) {
   }
   if (policy_ != current) return table;  // a new policy came in meanwhile: do not cache
   return tables_.emplace(std::string(arch), table).first->second;
+}
+
+void Runtime::note_identity(std::string_view arch, const KernelId& kernel,
+                            std::string_view identity) {
+  if (identity.empty()) return;
+  const std::string qualified = kernel.qualified();
+  {
+    std::lock_guard lock(mutex_);
+    identities_[std::string(arch)].insert_or_assign(qualified, std::string(identity));
+  }
+  records_.add_identity(std::string(arch), qualified, std::string(identity));
+  const std::shared_ptr<const Policy> current = policy();
+  if (!current->pins() || current->identity == ProvenanceCheck::ignore) return;
+  const std::shared_ptr<const Table> table = table_for(arch);
+  if (!table) return;
+  for (std::string_view name : table_names(kernel, qualified)) {
+    if (!table->has_kernel(name)) continue;
+    const std::string_view filed = table->identity(name);
+    if (filed.empty() || filed == identity) return;  // not said, or the same code
+    const std::string what = "kernel " + qualified + " on " + std::string(arch) +
+                             " is not the code its table entries were timed on (table: " +
+                             std::string(filed) + ", this run: " + std::string(identity) + ")";
+    const std::string fix =
+        "re-record the table with this code (TUNELOCK_MODE=record, then tunelock merge)";
+    if (current->identity == ProvenanceCheck::strict)
+      throw Error(what + " and TUNELOCK_IDENTITY=strict refuses it; " + fix +
+                  ", or set TUNELOCK_IDENTITY=warn to use its entries anyway");
+    if (notices_.first("identity|" + std::string(arch) + "|" + qualified))
+      logger().warn("{}; using its entries anyway: {}, or set TUNELOCK_IDENTITY=ignore", what, fix);
+    return;
+  }
 }
 
 void Runtime::set_device(Provenance device) {
@@ -402,7 +435,13 @@ std::filesystem::path Runtime::choice_log_file(const std::filesystem::path& pref
 }
 
 void Runtime::dump_choice_log(const std::filesystem::path& prefix) const {
-  const ChoiceLogFile file{rank_, log_.snapshot(), {}};
+  ChoiceLogFile file{rank_, log_.snapshot(), {}};
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [arch, kernels] : identities_)
+      for (const auto& [qualified, identity] : kernels)
+        file.identities[arch + "|" + qualified] = identity;
+  }
   write_file_atomically(choice_log_file(prefix, rank_), choice_log_to_json(file));
 }
 

@@ -123,6 +123,16 @@ void Table::set_nondeterministic(NondeterministicConfigs flagged) {
   nondeterministic_ = std::move(flagged);
 }
 
+std::string_view Table::identity(std::string_view kernel) const {
+  const auto found = identities_.find(kernel);
+  return found == identities_.end() ? std::string_view{} : std::string_view(found->second);
+}
+
+void Table::set_identities(KernelIdentities identities) {
+  std::erase_if(identities, [](const auto& item) { return item.second.empty(); });
+  identities_ = std::move(identities);
+}
+
 detail::NameMatch Table::match_in_order(std::string_view kernel,
                                         std::span<const std::string_view> keys,
                                         std::span<const Config> candidates) const {

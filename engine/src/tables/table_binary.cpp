@@ -94,6 +94,21 @@ NondeterministicConfigs read_nondeterministic(const fb::TunedTable& table,
   return out;
 }
 
+KernelIdentities read_identities(const fb::TunedTable& table, const std::string& origin) {
+  KernelIdentities out;
+  if (!table.identities()) return out;
+  for (flatbuffers::uoffset_t k = 0; k < table.identities()->size(); ++k) {
+    const fb::KernelIdentity* item = table.identities()->Get(k);
+    const std::string where = origin + ": identities[" + std::to_string(k) + "]";
+    const std::string name(text(item->name(), where + ".name"));
+    check_kernel_name(name, where + ".name");
+    const std::string_view identity = text(item->identity(), where + ".identity");
+    if (identity.empty()) throw Error(where + ".identity: empty; expected the kernel's code identity");
+    if (!out.emplace(name, identity).second) throw Error(where + ".name: '" + name + "' given twice");
+  }
+  return out;
+}
+
 // The checks the FlatBuffers verifier cannot make: what lookups and
 // decisions rely on. O(entries), run on every load.
 void check_semantics(const fb::TunedTable& table, const std::string& origin) {
@@ -288,6 +303,7 @@ bool lists_unshared(const std::uint8_t* data, std::size_t size) {
   const bool readable =
       root_fields->VerifyOffset(verifier, fb::TunedTable::VT_KERNELS) &&
       root_fields->VerifyOffset(verifier, fb::TunedTable::VT_NONDETERMINISTIC) &&
+      root_fields->VerifyOffset(verifier, fb::TunedTable::VT_IDENTITIES) &&
       collect(root->kernels(), fb::Kernel::VT_KEYS,
               [](const flatbuffers::Table* t) {
                 return static_cast<const void*>(reinterpret_cast<const fb::Kernel*>(t)->keys());
@@ -296,6 +312,11 @@ bool lists_unshared(const std::uint8_t* data, std::size_t size) {
               [](const flatbuffers::Table* t) {
                 return static_cast<const void*>(
                     reinterpret_cast<const fb::FlaggedKernel*>(t)->signatures());
+              }) &&
+      collect(root->identities(), fb::KernelIdentity::VT_IDENTITY,
+              [](const flatbuffers::Table* t) {
+                return static_cast<const void*>(
+                    reinterpret_cast<const fb::KernelIdentity*>(t)->identity());
               });
   verifier.EndTable();
   if (!readable) return true;
@@ -318,6 +339,7 @@ class BinaryTable final : public Table {
     for (const fb::Kernel* k : *root_->kernels())
       kernel_name_lengths_ |= std::uint64_t{1} << (k->name()->size() & 63);
     set_nondeterministic(read_nondeterministic(*root_, origin));
+    set_identities(read_identities(*root_, origin));
   }
 
   std::string_view arch() const override { return arch_; }
@@ -467,8 +489,16 @@ std::string table_to_binary(const Table& table) {
   // Absent when empty, so a table without flags keeps its bytes.
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::FlaggedKernel>>> flagged_offset;
   if (!flagged.empty()) flagged_offset = b.CreateVector(flagged);
+  std::vector<flatbuffers::Offset<fb::KernelIdentity>> identities;
+  for (const auto& [kernel, identity] : table.identities()) {  // std::map: sorted
+    const auto name = b.CreateString(kernel);
+    identities.push_back(fb::CreateKernelIdentity(b, name, b.CreateString(identity)));
+  }
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::KernelIdentity>>>
+      identities_offset;
+  if (!identities.empty()) identities_offset = b.CreateVector(identities);
   const auto root = fb::CreateTunedTable(b, kBinaryFormatVersion, arch, provenance, configs_offset,
-                                         kernels_offset, flagged_offset);
+                                         kernels_offset, flagged_offset, identities_offset);
   fb::FinishTunedTableBuffer(b, root);
   return checksum_trailer::seal(
       std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()));

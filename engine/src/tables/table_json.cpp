@@ -73,6 +73,19 @@ NondeterministicConfigs nondeterministic_from(const json& value, const std::stri
   return out;
 }
 
+// `{kernel: identity}`: the code each kernel's entries were timed on.
+KernelIdentities identities_from(const json& value, const std::string& at) {
+  KernelIdentities out;
+  for (const auto& [kernel, identity] : require_object(value, at).items()) {
+    check_kernel_name(kernel, at);
+    std::string text = require_string(identity, member_path(at, kernel));
+    if (text.empty())
+      throw Error(member_path(at, kernel) + ": empty; expected the identity of the kernel's code");
+    out[kernel] = std::move(text);
+  }
+  return out;
+}
+
 }  // namespace
 
 namespace detail {
@@ -107,6 +120,8 @@ std::unique_ptr<InMemoryTable> table_from_json_header(const json& root, const st
       std::make_unique<InMemoryTable>(arch_name, provenance_from(root, where), std::move(entries));
   if (const json* flagged = find_member(root, "nondeterministic"))
     table->set_nondeterministic(nondeterministic_from(*flagged, where + "nondeterministic"));
+  if (const json* identities = find_member(root, "identities"))
+    table->set_identities(identities_from(*identities, where + "identities"));
   return table;
 }
 
@@ -177,6 +192,11 @@ std::string table_to_json(const Table& table) {
     json flagged = json::object();
     for (const auto& [kernel, signatures] : table.nondeterministic()) flagged[kernel] = signatures;
     root["nondeterministic"] = std::move(flagged);
+  }
+  if (!table.identities().empty()) {  // absent: as before tables knew their kernels' code
+    json identities = json::object();
+    for (const auto& [kernel, identity] : table.identities()) identities[kernel] = identity;
+    root["identities"] = std::move(identities);
   }
   return root.dump(1) + "\n";  // nlohmann's object is a std::map: keys come out sorted
 }

@@ -7,6 +7,7 @@
 #include "cuda_check.hpp"
 #include "driver_api.hpp"
 #include "tunelock/io/files.hpp"
+#include "tunelock/logs/image_identity.hpp"
 
 namespace tunelock::cuda {
 namespace {
@@ -85,15 +86,17 @@ std::shared_ptr<LoadedModule> LoadedModule::load_file(const std::filesystem::pat
 
 std::shared_ptr<LoadedModule> LoadedModule::load_image(std::string image, std::string origin) {
   // PTX is text and must end in a NUL; cubins and fatbins ignore the extra byte.
+  std::string identity = "image:" + image_identity(image.data(), image.size());
   image.push_back('\0');
   CUmodule module = nullptr;
   driver::check(driver::api().module_load_data(&module, image.data()),
                 origin + ": cuModuleLoadData (not a cubin, fatbin or PTX for this GPU?)");
-  return std::shared_ptr<LoadedModule>(new LoadedModule(module, std::move(origin)));
+  return std::shared_ptr<LoadedModule>(
+      new LoadedModule(module, std::move(origin), std::move(identity)));
 }
 
-LoadedModule::LoadedModule(CUmodule module, std::string origin)
-    : module_(module), origin_(std::move(origin)) {}
+LoadedModule::LoadedModule(CUmodule module, std::string origin, std::string identity)
+    : module_(module), origin_(std::move(origin)), identity_(std::move(identity)) {}
 
 LoadedModule::~LoadedModule() { driver::api().module_unload(module_); }
 

@@ -130,12 +130,15 @@ typedef struct tunelock_call_runner {
  * the choice log and the record, with every message. candidates_json the
  * live configs, config_count the kernel's declared ones (the plan's input),
  * own_default the candidate the kernel's own untimed heuristic launches,
- * which on_miss min_cost takes (-1: none, the cheapest).
+ * which on_miss min_cost takes (-1: none, the cheapest), identity the
+ * identity of the kernel's code ("triton:<hash>", "inductor:<hash>";
+ * NULL or "" when unknown), recorded and compared with the table's.
  * Out: {"plan", "launched" (the candidate to launch from now on), "reason"
- * (pinned plans), "audit_id" (audited, else null), "timed"}. */
+ * (pinned plans), "audit_id" (audited, else null), "timed", "provisional"}. */
 int tunelock_first_call(const char* arch, const char* module, const char* name, const char* key,
                         const char* candidates_json, int64_t config_count, int64_t own_default,
-                        const tunelock_call_runner* runner, char** outcome_json);
+                        const char* identity, const tunelock_call_runner* runner,
+                        char** outcome_json);
 
 /* The enumerate line of a kernel the caller runs untouched (UNPINNED, with
  * its count of configs), once per policy, when the policy asks for it. */
@@ -234,6 +237,13 @@ int tunelock_merge(const char* request_json, char** result_json);
 
 /* {"records": [paths]} -> {"report": text, "disagreements": [...]}. */
 int tunelock_report(const char* request_json, char** result_json);
+
+/* The keys runs needed that a table does not answer by an entry, as
+ * `tunelock table coverage`: request {"table": path, "logs": [choice-log
+ * paths]}; result {"arch", "logs", "needed", "answered", "covered",
+ * "misses": [{"kernel", "key", "gap" (fallback, stale, identity),
+ * "launched", "ranks", "entry"?, "table_identity"?, "run_identity"?}]}. */
+int tunelock_table_coverage(const char* request_json, char** result_json);
 
 /* {"audits": [paths], "max_regret": percent} -> the audit report as JSON
  * ({"rows": [...], "total_regret_pct", "exit_code", ...}) plus "text". */

@@ -123,6 +123,11 @@ struct Policy {
   // provenance differs from the running device.
   ProvenanceCheck provenance = ProvenanceCheck::warn;
 
+  // TUNELOCK_IDENTITY: warn (default), strict or ignore when a kernel's
+  // code differs from the code its table entries were timed on (compared
+  // once per kernel, at its first pinned call).
+  ProvenanceCheck identity = ProvenanceCheck::warn;
+
   // ---- Affect robustness ----
 
   // Longest wait for peers in a verification, in seconds. Long by default so

@@ -13,6 +13,10 @@ struct ChoiceLogFile {
   int rank = 0;
   std::map<std::string, std::string> entries;  // arch|qualified|key -> signature;origin
   std::string digest;                          // as stored; empty when absent
+  // arch|qualified -> the identity of the code the kernel ran (kernels that
+  // declare one): what `tunelock table coverage` compares with a table. Not
+  // part of the digest: ranks agree on choices, not on what was declared.
+  std::map<std::string, std::string> identities = {};
 
   friend bool operator==(const ChoiceLogFile&, const ChoiceLogFile&) = default;
 };

@@ -76,6 +76,10 @@ bool is_disagreement(const KeyVerdict& verdict);
 struct MergeResult {
   std::unique_ptr<InMemoryTable> table;
   std::vector<KeyVerdict> disagreements;  // keys where ranks chose differently, sorted
+  // One line per kernel whose records name different code identities: the
+  // identity kept (most records; the lowest text on a tie) and the records
+  // that disagree with it.
+  std::vector<std::string> identity_conflicts = {};
 };
 
 // Every key's verdict, sorted by key. Two records with one origin, or of one

@@ -56,6 +56,9 @@ struct RecordFile {
   std::string run;    // `<run>` of the file name `<run>.rank<N>.json` (else its stem)
   Provenance device;  // from the sidecar
   std::map<RecordKey, std::vector<CandidateTiming>> timings;
+  // arch -> kernel (qualified) -> the identity of the code it was timed on,
+  // from the sidecar; kernels that declare none are absent.
+  std::map<std::string, KernelIdentities> identities;
 };
 
 // The record files a command line names: each argument a file, a directory

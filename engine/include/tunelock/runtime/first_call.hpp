@@ -76,6 +76,10 @@ struct FirstCallRequest {
   // The candidate the kernel's own untimed heuristic launches, which
   // on_miss min_cost takes instead of the cheapest (Inductor's default).
   std::optional<std::size_t> own_default = std::nullopt;
+  // The identity of the kernel's code (table.hpp's KernelIdentities), empty
+  // when the face cannot say: recorded with its timings and compared with
+  // the table's (Runtime::note_identity).
+  std::string_view identity = {};
 };
 
 struct FirstCallOutcome {

@@ -121,6 +121,15 @@ class Runtime {
   }
   const RecordStore& records() const { return records_; }
 
+  // A kernel's first call for a key, when the kernel declares the identity
+  // of its code ("triton:<hash>", "image:<hash>", "version:<text>"): kept
+  // for the record, the choice-log file and consensus; under a policy that
+  // reads tables, compared with the identity its table entries were timed
+  // on. A mismatch warns once per kernel (TUNELOCK_IDENTITY=warn), throws
+  // Error (strict) or is let be (ignore). Never on the hot path: once per
+  // new key.
+  void note_identity(std::string_view arch, const KernelId& kernel, std::string_view identity);
+
   // ---- Consensus mode ----
 
   // The timings waiting for the next check, the agreed winners and, on a
@@ -226,6 +235,7 @@ class Runtime {
   std::atomic<std::uint64_t> generation_{0};
   std::map<std::string, std::shared_ptr<const Table>, std::less<>> tables_;
   Provenance device_;
+  std::map<std::string, KernelIdentities> identities_;  // arch -> qualified -> identity
   ChoiceLog log_;
   std::function<std::string()> launch_digest_;
   RecordStore records_;

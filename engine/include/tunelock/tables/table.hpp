@@ -69,6 +69,13 @@ std::string provenance_difference_line(const Provenance& table, const Provenance
 // top-level member), which Megatron's reader never looks at.
 using NondeterministicConfigs = std::map<std::string, std::vector<std::string>, std::less<>>;
 
+// Per kernel name as filed, the identity of the code its entries were
+// timed on: "triton:<hash>" (the JIT function's source and dependencies),
+// "image:<hash>" (a loaded module's code), "inductor:<hash>" (generated
+// source) or a family's own "version:<text>". Kept beside "kernels";
+// Megatron's tables have none, and a kernel without one is never compared.
+using KernelIdentities = std::map<std::string, std::string, std::less<>>;
+
 // A recorded config. Matching is Megatron's: the reader fills what an entry
 // leaves out (num_ctas 1, maxnreg unset, ir_override null), then every field
 // must equal the candidate's, so an entry without num_ctas never pins a
@@ -145,8 +152,16 @@ class Table {
   // Replaces the lists: each sorted and de-duplicated, empty ones dropped.
   void set_nondeterministic(NondeterministicConfigs flagged);
 
+  // The identity of the code `kernel`'s entries were timed on, as filed
+  // (empty when the table has none), and every kernel's.
+  std::string_view identity(std::string_view kernel) const;
+  const KernelIdentities& identities() const { return identities_; }
+  // Replaces them; empty identities are dropped.
+  void set_identities(KernelIdentities identities);
+
  protected:
   NondeterministicConfigs nondeterministic_;
+  KernelIdentities identities_;
 
  protected:
   // Selection's hot-path hooks, reached through detail::TableIndexAccess.

@@ -19,6 +19,8 @@
 
 #include <functional>
 #include <initializer_list>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -32,6 +34,11 @@
 struct CUstream_st;
 
 namespace tunelock::launcher {
+
+// A family's own code identity: "version:<version>" (see set_code_identity).
+inline std::string code_version(std::string_view version) {
+  return "version:" + std::string(version);
+}
 
 template <typename... Args>
 class KernelFamily {
@@ -83,6 +90,17 @@ class KernelFamily {
   }
 
   const FamilyCore& core() const { return core_; }
+
+  // Declares which code the variants are: code_version("2.1") for a version
+  // or source hash the family keeps itself, or a loaded kernel's identity()
+  // (its image's hash). Recorded with the family's timings and compared,
+  // once per kernel, with the identity its table entries were timed on:
+  // a table recorded on other code warns (TUNELOCK_IDENTITY=warn), fails
+  // (strict) or is let be (ignore). Call it before the first call.
+  KernelFamily& set_code_identity(std::string identity) {
+    core_.set_code_identity(std::move(identity));
+    return *this;
+  }
 
  private:
   static std::vector<Config> configs_of(const std::vector<Variant>& variants) {

@@ -55,11 +55,15 @@ class LoadedModule {
   // Throws Error naming the module and the function when it is absent.
   CUfunction function(const std::string& name) const;
   const std::string& origin() const { return origin_; }
+  // "image:<hash>": the image's code as a launch log names it
+  // (image_identity), for KernelFamily::set_code_identity.
+  const std::string& identity() const { return identity_; }
 
  private:
-  LoadedModule(CUmodule module, std::string origin);
+  LoadedModule(CUmodule module, std::string origin, std::string identity);
   CUmodule module_;
   std::string origin_;
+  std::string identity_;
 };
 
 struct Grid {
@@ -89,6 +93,8 @@ class LoadedKernel {
   }
 
   const LaunchSpec& spec() const { return spec_; }
+  // Its module's code identity (LoadedModule::identity).
+  const std::string& identity() const { return module_->identity(); }
 
  private:
   std::shared_ptr<const LoadedModule> module_;

@@ -62,6 +62,10 @@ class FamilyCore {
   // Number of (arch, key) pairs decided under the current policy.
   std::size_t cached_keys() const;
 
+  // The identity of the variants' code, handed to every first call (see
+  // KernelFamily::set_code_identity).
+  void set_code_identity(std::string identity);
+
  private:
   // One new key: the engine's first-call driver, run on the backend.
   std::size_t choose(const std::string& arch, const std::string& key, const CallSite& site);
@@ -80,6 +84,7 @@ class FamilyCore {
   const std::vector<std::string> key_args_;
   const std::vector<Config> configs_;
   std::vector<std::string> nondeterministic_;  // signatures of variants declared racy
+  std::string code_identity_;                  // empty: not declared
 
   // raw key -> variant, per arch slot of the backend
   std::array<ChoiceCache, Backend::kMaxArchSlots> caches_;
