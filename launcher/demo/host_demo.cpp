@@ -49,6 +49,8 @@ int run_host(const Options& options) {
   MatmulFamily matmul(launcher, {"demo.ops", "matmul_splitk"}, {"M", "N", "K"},
                       options.skew_timings ? skewed(matmul_variants(), rank) : matmul_variants(),
                       matmul_hooks());
+  // Its code's version: a table recorded on other matmul code says so.
+  matmul.set_code_identity(launcher::code_version("demo-matmul-1"));
   ReduceFamily reduce(launcher, {"demo.ops", "reduce_sum"}, {"N"}, reduce_variants(),
                       reduce_hooks());
   NormFamily norm(launcher, {"demo.ops", "rms_normalize"}, {"N"}, norm_variants());

@@ -18,7 +18,11 @@ import tunelock.triton  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
-def fresh_runtime():
+def fresh_runtime(tmp_path_factory, monkeypatch):
+    # Each test its own equivalents cache: one test's timed picks must not
+    # answer another's first calls.
+    cache = tmp_path_factory.mktemp("cache") / "equivalents.json"
+    monkeypatch.setenv("TUNELOCK_EQUIVALENT_CACHE", str(cache))
     tunelock.install(mode="auto", verify_every=0)
     tunelock.install(mode="auto")
     yield

@@ -13,6 +13,13 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 TUNELOCK_MODE=record TUNELOCK_RECORD=rec/run "$demo" --steps 1 >/dev/null 2>&1 || fail "record run"
 "$tunelock" merge rec/run.rank0.json -o tables/host.json >/dev/null
+# The table knows the matmul's code, and says so.
+"$tunelock" table show tables/host.json | grep -q '^identity: demo.ops.matmul_splitk version:demo-matmul-1' ||
+  fail "table show names no identity: $("$tunelock" table show tables/host.json)"
+"$tunelock" launch -n 1 -- "$demo" --manifest manifest.json --steps 1 >/dev/null 2>&1 || fail "manifest"
+"$tunelock" choose --table tables/host.json --candidates manifest.json --kernel demo.ops.matmul_splitk \
+  --key 'M=64|N=64|K=384|f32|f32' --explain | grep -q 'timed on code version:demo-matmul-1' ||
+  fail "choose --explain names no identity"
 TUNELOCK_MODE=pinned TUNELOCK_TABLE_PATH=tables TUNELOCK_CHOICE_LOG=logs/same \
   "$demo" --steps 1 >/dev/null 2>&1 || fail "pinned run"
 "$tunelock" table coverage tables/host.json logs/same.rank0.json >same.out ||

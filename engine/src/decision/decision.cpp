@@ -50,6 +50,18 @@ Decision make_decision(const DecisionRequest& request) {
   rules.own_default = request.own_default;
   rules.tables_searched = request.tables_searched;
   out.choice = decide(request.kernel, request.key, request.candidates, rules, request.chaos_rank);
+  if (request.explain && table &&
+      (out.choice.reason == Reason::table || out.choice.reason == Reason::table_wildcard)) {
+    const std::string qualified = request.kernel.qualified();
+    for (std::string_view name : table_names(request.kernel, qualified)) {
+      if (!table->has_kernel(name)) continue;
+      if (const std::string_view identity = table->identity(name); !identity.empty())
+        out.explanation.push_back("the table's entries for " + std::string(name) +
+                                  " were timed on code " + std::string(identity) +
+                                  " (a pinned run compares it with the kernel's own)");
+      break;
+    }
+  }
   if (!request.details) return out;
   out.by_cost.resize(request.candidates.size());
   std::iota(out.by_cost.begin(), out.by_cost.end(), std::size_t{0});
@@ -60,6 +72,8 @@ Decision make_decision(const DecisionRequest& request) {
     out.stale = stale_entries(*table, request.kernel, request.key, request.candidates);
     out.equivalent =
         equivalent_candidates(*table, request.kernel, request.key, request.candidates, out.choice);
+    out.worth_timing = equivalents_worth_timing(*table, request.kernel, request.key,
+                                                request.candidates, out.choice);
   }
   return out;
 }

@@ -246,22 +246,58 @@ Choice chaos_choice(const KernelId& kernel, std::string_view key,
   return Choice{static_cast<std::size_t>((hash + rank) % candidates.size()), Reason::chaos};
 }
 
+namespace {
+
+// The entry that made `choice`, as selection found it; empty unless the
+// table decided.
+std::optional<TableEntry> deciding_entry(const Table& table, const KernelId& kernel,
+                                         std::string_view key, std::span<const Config> candidates,
+                                         const Choice& choice) {
+  if (choice.reason != Reason::table && choice.reason != Reason::table_wildcard) return {};
+  const std::string qualified = kernel.qualified();
+  const std::string_view entry_key = choice.reason == Reason::table ? key : kWildcardKey;
+  for (std::string_view name : table_names(kernel, qualified)) {
+    std::optional<TableEntry> entry = table.entry(name, entry_key);
+    if (entry && entry->matches(candidates[choice.index])) return entry;
+  }
+  return {};
+}
+
+// The live candidate equal to `config` other than the choice itself.
+std::optional<std::size_t> live(std::span<const Config> candidates, const Config& config,
+                                std::size_t chosen) {
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (i != chosen && candidates[i] == config) return i;
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::vector<std::size_t> equivalent_candidates(const Table& table, const KernelId& kernel,
                                                std::string_view key,
                                                std::span<const Config> candidates,
                                                const Choice& choice) {
   std::vector<std::size_t> out;
-  if (choice.reason != Reason::table && choice.reason != Reason::table_wildcard) return out;
-  const std::string qualified = kernel.qualified();
-  const std::string_view entry_key = choice.reason == Reason::table ? key : kWildcardKey;
-  for (std::string_view name : table_names(kernel, qualified)) {
-    const std::optional<TableEntry> entry = table.entry(name, entry_key);
-    if (!entry || !entry->matches(candidates[choice.index])) continue;
-    for (std::size_t i = 0; i < candidates.size(); ++i)
-      if (i != choice.index && std::find(entry->equivalent.begin(), entry->equivalent.end(),
-                                         candidates[i]) != entry->equivalent.end())
-        out.push_back(i);
-    break;
+  const std::optional<TableEntry> entry = deciding_entry(table, kernel, key, candidates, choice);
+  if (!entry) return out;
+  for (const Config& config : entry->equivalent)
+    if (const auto i = live(candidates, config, choice.index)) out.push_back(*i);
+  return out;
+}
+
+std::vector<std::size_t> equivalents_worth_timing(const Table& table, const KernelId& kernel,
+                                                  std::string_view key,
+                                                  std::span<const Config> candidates,
+                                                  const Choice& choice) {
+  std::vector<std::size_t> out;
+  const std::optional<TableEntry> entry = deciding_entry(table, kernel, key, candidates, choice);
+  if (!entry) return out;
+  for (std::size_t n = 0; n < entry->equivalent.size(); ++n) {
+    const Config& config = entry->equivalent[n];
+    const bool within_noise =
+        std::find(entry->ties.begin(), entry->ties.end(), config) != entry->ties.end();
+    if (n >= kFastestEquivalents && !within_noise) continue;
+    if (const auto i = live(candidates, config, choice.index)) out.push_back(*i);
   }
   return out;
 }

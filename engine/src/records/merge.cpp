@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -79,7 +80,27 @@ std::vector<std::string> equivalent_to(const std::vector<RecordFile>& records, c
   std::vector<std::string> out;
   for (const auto& [sig, same] : together)
     if (same && !flagged.count(sig)) out.push_back(sig);
-  return out;  // std::map: sorted
+  // Fastest first by the median over the ranks' medians (a config no rank
+  // timed last), then by signature: TUNELOCK_EQUIVALENT=timed times the
+  // first few (selection.hpp, equivalents_worth_timing).
+  std::map<std::string, std::vector<double>> times;
+  for (const RecordFile& record : records)
+    if (const auto timed = record.timings.find(key); timed != record.timings.end())
+      for (const CandidateTiming& c : timed->second)
+        if (c.median_ms) times[c.signature].push_back(*c.median_ms);
+  std::map<std::string, double> median_ms;
+  for (auto& [sig, list] : times) {
+    std::sort(list.begin(), list.end());
+    median_ms[sig] = median_of_sorted(list);
+  }
+  auto time_of = [&](const std::string& sig) {
+    const auto it = median_ms.find(sig);
+    return it == median_ms.end() ? std::numeric_limits<double>::infinity() : it->second;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) {
+    return time_of(a) < time_of(b);
+  });
+  return out;
 }
 
 // The median of `sorted` with one occurrence of `dropped` taken out, in
@@ -248,7 +269,8 @@ namespace {
 // whose records disagree, naming the records left out.
 KernelIdentities merged_identities(const std::vector<RecordFile>& records, const std::string& arch,
                                    const Table& table, std::vector<std::string>& conflicts) {
-  std::map<std::string, std::map<std::string, std::vector<std::string>>> seen;  // kernel -> id -> origins
+  std::map<std::string, std::map<std::string, std::vector<std::string>>>
+      seen;  // kernel -> id -> origins
   for (const RecordFile& r : records) {
     const auto by_arch = r.identities.find(arch);
     if (by_arch == r.identities.end()) continue;

@@ -83,8 +83,8 @@ class Story {
     const bool runs = !capturing && runner_.runs_candidates();
     outcome_.launched = entry;
     if (policy_->equivalent == Equivalent::timed && !policy_->chaos && runs &&
-        !decision.equivalent.empty()) {
-      outcome_.launched = fastest_equivalent(entry, decision.equivalent);
+        !decision.worth_timing.empty()) {
+      outcome_.launched = fastest_equivalent(entry, decision.worth_timing);
     } else if (policy_->check_bits && runs) {
       check_bits(entry);
     }
@@ -169,13 +169,44 @@ class Story {
                              outcome_.repeats);
   }
 
-  // TUNELOCK_EQUIVALENT=timed: the entry's config and its equivalents (same
-  // bits by the record's audit) timed, the fastest launched from then on.
-  // The log already names the entry's config, so digests and verification
-  // are those of plain pinned. A member that fails to run (timed as
-  // infinite) or fails the bits check is dropped; the entry's own config is
-  // the last resort, checked as plain pinned checks it.
+  // TUNELOCK_EQUIVALENT=timed: the entry's config and the equivalents worth
+  // timing (same bits by the record's audit; its tie set and the fastest
+  // recorded, equivalents_worth_timing) timed, the fastest launched from
+  // then on, and remembered for this machine, so another process launches
+  // it untimed. The log already names the entry's config, so digests and
+  // verification are those of plain pinned. A member that fails to run
+  // (timed as infinite) or fails the bits check is dropped; the entry's own
+  // config is the last resort, checked as plain pinned checks it.
   std::size_t fastest_equivalent(std::size_t entry, std::span<const std::size_t> members) {
+    if (const std::optional<std::size_t> cached = cached_pick(entry, members)) return *cached;
+    std::size_t pick = timed_pick(entry, members);
+    runtime_.remember_equivalent(request_.arch, names_.qualified, request_.key,
+                                 signature(request_.candidates[pick]));
+    return pick;
+  }
+
+  // This machine's earlier pick, when it is still the entry or one of the
+  // members; its bits are checked as a fresh pick's are.
+  std::optional<std::size_t> cached_pick(std::size_t entry, std::span<const std::size_t> members) {
+    const std::optional<std::string> cached =
+        runtime_.cached_equivalent(request_.arch, names_.qualified, request_.key);
+    if (!cached) return std::nullopt;
+    std::vector<std::size_t> allowed{entry};
+    allowed.insert(allowed.end(), members.begin(), members.end());
+    for (std::size_t index : allowed) {
+      if (signature(request_.candidates[index]) != *cached) continue;
+      if (index == entry) {
+        if (policy_->check_bits) check_bits(entry);
+        return entry;
+      }
+      if (policy_->check_bits && repeats_its_bits(runner_, index) == false) return std::nullopt;
+      outcome_.timed = true;
+      return index;
+    }
+    return std::nullopt;  // the table or the candidates changed: time again
+  }
+
+  std::size_t timed_pick(std::size_t entry, std::span<const std::size_t> members) {
     std::vector<std::size_t> order{entry};
     order.insert(order.end(), members.begin(), members.end());
     const Trials trials = run_trials(runner_, request_.candidates, order, names_,

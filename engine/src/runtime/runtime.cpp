@@ -6,6 +6,7 @@
 
 #include "logs/watch_link.hpp"
 #include "runtime/consensus.hpp"
+#include "runtime/equivalent_cache.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/log.hpp"
 #include "tunelock/base/rank_environment.hpp"
@@ -15,6 +16,7 @@
 #include "tunelock/logs/choice_log_file.hpp"
 #include "tunelock/runtime/policy_sources.hpp"
 #include "tunelock/tables/table_files.hpp"
+#include "tunelock/tables/table_json.hpp"
 #include "verify/slot_verify.hpp"
 #include "verify/tree_verify.hpp"
 
@@ -24,7 +26,8 @@ Runtime::Runtime(int rank, Notices& notices)
     : rank_(rank),
       notices_(notices),
       policy_(std::make_shared<const Policy>()),
-      consensus_(std::make_unique<detail::Consensus>()) {}
+      consensus_(std::make_unique<detail::Consensus>()),
+      equivalents_(std::make_unique<detail::EquivalentCache>()) {}
 
 Runtime::~Runtime() = default;
 
@@ -56,7 +59,12 @@ void Runtime::install(const Policy& policy) {
     tables_.clear();
     groups_.clear();
     identities_.clear();
+    table_digests_.clear();
   }
+  equivalents_->write();  // what the previous policy learned
+  equivalents_->open(policy.equivalent == Equivalent::timed
+                         ? detail::EquivalentCache::path_from_environment()
+                         : std::filesystem::path());
   log_.clear();
   records_.clear();
   consensus_->clear();
@@ -226,9 +234,10 @@ void Runtime::note_identity(std::string_view arch, const KernelId& kernel,
     if (!table->has_kernel(name)) continue;
     const std::string_view filed = table->identity(name);
     if (filed.empty() || filed == identity) return;  // not said, or the same code
-    const std::string what = "kernel " + qualified + " on " + std::string(arch) +
-                             " is not the code its table entries were timed on (table: " +
-                             std::string(filed) + ", this run: " + std::string(identity) + ")";
+    const std::string what =
+        "kernel " + qualified + " on " + std::string(arch) +
+        " is not the code its table entries were timed on (table: " + std::string(filed) +
+        ", this run: " + std::string(identity) + ")";
     const std::string fix =
         "re-record the table with this code (TUNELOCK_MODE=record, then tunelock merge)";
     if (current->identity == ProvenanceCheck::strict)
@@ -238,6 +247,33 @@ void Runtime::note_identity(std::string_view arch, const KernelId& kernel,
       logger().warn("{}; using its entries anyway: {}, or set TUNELOCK_IDENTITY=ignore", what, fix);
     return;
   }
+}
+
+std::string Runtime::equivalent_cache_key(std::string_view arch, std::string_view qualified,
+                                          std::string_view key) {
+  const std::shared_ptr<const Table> table = table_for(arch);
+  std::lock_guard lock(mutex_);
+  auto digest = table_digests_.find(arch);
+  if (digest == table_digests_.end()) {
+    // The table's canonical text, hashed once per table: a re-merged table
+    // (other entries, other equivalents) is timed afresh.
+    const std::string text = table ? table_to_json(*table) : std::string();
+    digest =
+        table_digests_.emplace(std::string(arch), tunelock::choice_digest({{"table", text}})).first;
+  }
+  return detail::equivalent_cache_key(device_.device_name, device_.driver_version, digest->second,
+                                      std::string(arch), std::string(qualified), std::string(key));
+}
+
+std::optional<std::string> Runtime::cached_equivalent(std::string_view arch,
+                                                      std::string_view qualified,
+                                                      std::string_view key) {
+  return equivalents_->find(equivalent_cache_key(arch, qualified, key));
+}
+
+void Runtime::remember_equivalent(std::string_view arch, std::string_view qualified,
+                                  std::string_view key, std::string signature) {
+  equivalents_->remember(equivalent_cache_key(arch, qualified, key), std::move(signature));
 }
 
 void Runtime::set_device(Provenance device) {
@@ -448,6 +484,7 @@ void Runtime::dump_choice_log(const std::filesystem::path& prefix) const {
 void Runtime::flush(const std::filesystem::path& choice_log_prefix) {
   write_pending_records(*policy());
   write_consensus_tables(*policy());
+  equivalents_->write();
   if (!choice_log_prefix.empty()) dump_choice_log(choice_log_prefix);
 }
 

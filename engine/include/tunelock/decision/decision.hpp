@@ -68,6 +68,8 @@ struct Decision {
   std::vector<std::size_t> by_cost;      // candidate indices, cheapest first (stable)
   std::vector<StaleEntry> stale;
   std::vector<std::size_t> equivalent;  // the deciding entry's equivalents among the candidates
+  // Of them, the ones TUNELOCK_EQUIVALENT=timed times (equivalents_worth_timing).
+  std::vector<std::size_t> worth_timing;
 };
 
 // REQUIRES: !request.candidates.empty() (else Error). Throws TableMissError

@@ -98,13 +98,27 @@ Choice decide(const KernelId& kernel, std::string_view key, std::span<const Conf
               const SelectionRules& rules, std::optional<std::uint64_t> chaos_rank);
 
 // The live candidates the table entry that made `choice` lists as
-// equivalent (same bits by the record's audit), in candidate order; empty
-// unless the table decided. The entry is found as selection found it:
-// qualified then bare name, the exact key or "*" as the reason says.
+// equivalent (same bits by the record's audit), in the entry's order
+// (merge lists them fastest recorded median first); empty unless the table
+// decided. The entry is found as selection found it: qualified then bare
+// name, the exact key or "*" as the reason says.
 std::vector<std::size_t> equivalent_candidates(const Table& table, const KernelId& kernel,
                                                std::string_view key,
                                                std::span<const Config> candidates,
                                                const Choice& choice);
+
+// How many of an entry's equivalents TUNELOCK_EQUIVALENT=timed times at
+// most beyond its tie set.
+inline constexpr std::size_t kFastestEquivalents = 2;
+
+// Of those, the ones that could plausibly beat the entry, and so are worth
+// timing: the ones in its tie set (timed within the ranks' own spread of
+// the winner), and the kFastestEquivalents first of its list (the fastest
+// by the recorded medians). In the entry's order.
+std::vector<std::size_t> equivalents_worth_timing(const Table& table, const KernelId& kernel,
+                                                  std::string_view key,
+                                                  std::span<const Config> candidates,
+                                                  const Choice& choice);
 
 // Reducing a list at registration, for kernels with no call-time
 // interception: under a pinned policy the list shrinks to the block-size

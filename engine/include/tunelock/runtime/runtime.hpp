@@ -32,8 +32,9 @@
 namespace tunelock {
 
 namespace detail {
-class Consensus;  // runtime/consensus.hpp: consensus mode's timings and winners
-}
+class Consensus;        // runtime/consensus.hpp: consensus mode's timings and winners
+class EquivalentCache;  // runtime/equivalent_cache.hpp: this machine's timed equivalents
+}  // namespace detail
 
 class Runtime {
  public:
@@ -129,6 +130,14 @@ class Runtime {
   // Error (strict) or is let be (ignore). Never on the hot path: once per
   // new key.
   void note_identity(std::string_view arch, const KernelId& kernel, std::string_view identity);
+
+  // TUNELOCK_EQUIVALENT=timed's pick for a key on this machine (its GPU,
+  // driver and table), from the equivalents cache; remember_equivalent
+  // keeps a fresh one, written at flush.
+  std::optional<std::string> cached_equivalent(std::string_view arch, std::string_view qualified,
+                                               std::string_view key);
+  void remember_equivalent(std::string_view arch, std::string_view qualified, std::string_view key,
+                           std::string signature);
 
   // ---- Consensus mode ----
 
@@ -240,6 +249,10 @@ class Runtime {
   std::function<std::string()> launch_digest_;
   RecordStore records_;
   std::unique_ptr<detail::Consensus> consensus_;
+  std::unique_ptr<detail::EquivalentCache> equivalents_;
+  std::map<std::string, std::string, std::less<>> table_digests_;  // arch -> digest, for the cache
+  std::string equivalent_cache_key(std::string_view arch, std::string_view qualified,
+                                   std::string_view key);
 
   // One per group; shared, so a check holds its group's state without the
   // lock while it waits on the network, and a policy change cannot free it.
