@@ -28,6 +28,9 @@ json table_summary(const Table& table) {
   const Provenance& p = table.provenance();
   json provenance = json::array();  // [label, value] pairs, as `tunelock table show` prints them
   for (const auto& [label, value] : provenance_lines(p)) provenance.push_back({label, value});
+  // The code each kernel's entries were timed on, as `tunelock table show` lists it.
+  for (const auto& [kernel, identity] : table.identities())
+    provenance.push_back({"identity", kernel + " " + identity});
   return {{"arch", std::string(table.arch())},
           {"entries", table.entry_count()},
           {"source", p.source},

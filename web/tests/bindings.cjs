@@ -77,6 +77,11 @@ createTunelock({ printErr: () => {} }).then((engine) => {
   const t = call('loadTable', 'sm90.json', bytes(JSON.stringify({ arch: 'sm90', kernels: {
     'pkg.mm': { 'M=2': cfg }, 'mm': { 'M=1': cfg, 'M=2': cfg } } })));
   const keys = (kernel) => JSON.stringify(call('tableKeys', t.id, kernel));
+  // A table that knows its kernels' code shows it beside the provenance.
+  const known = call('loadTable', 'sm90.json', bytes(JSON.stringify({ arch: 'sm90',
+    kernels: { 'pkg.mm': { 'M=2': cfg } }, identities: { 'pkg.mm': 'triton:abc' } })));
+  check(JSON.stringify(known.provenance).includes('["identity","pkg.mm triton:abc"]'),
+        `the summary lists the identity: ${JSON.stringify(known.provenance)}`);
   check(keys('pkg.mm') === '["M=2","M=1"]', `qualified keys first, then the bare name's: ${keys('pkg.mm')}`);
   check(keys('mm') === '["M=1","M=2"]', 'a bare name: its own keys');
   check(keys('other.mm') === '["M=1","M=2"]', 'another module\'s kernel: the bare entries');
