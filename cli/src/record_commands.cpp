@@ -42,8 +42,7 @@ int merge(const RecordOptions& options, Streams& streams) {
               << result.table->entry_count() << " entries from " << records.size()
               << " record file(s); " << disagreed
               << " key(s) where ranks disagreed (see tunelock report)\n";
-  for (const std::string& conflict : result.identity_conflicts)
-    logger().warn("{}", conflict);
+  for (const std::string& conflict : result.identity_conflicts) logger().warn("{}", conflict);
   return kExitOk;
 }
 

@@ -48,7 +48,8 @@ int show(const Paths& paths, Streams& streams) {
       streams.out << "nondeterministic: " << kernel << " " << sig
                   << " (skipped by the fallback rules)\n";
   for (const auto& [kernel, identity] : table->identities())
-    streams.out << "identity: " << kernel << " " << identity << " (the code its entries were timed on)\n";
+    streams.out << "identity: " << kernel << " " << identity
+                << " (the code its entries were timed on)\n";
   return kExitOk;
 }
 

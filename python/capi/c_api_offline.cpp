@@ -151,7 +151,8 @@ int tunelock_report(const char* request_json, char** result_json) {
 int tunelock_table_coverage(const char* request_json, char** result_json) {
   return guarded([&] {
     const json request = json_of(request_json, "request");
-    if (!request.is_object()) throw Error("table coverage: expected {\"table\": path, \"logs\": [paths]}");
+    if (!request.is_object())
+      throw Error("table coverage: expected {\"table\": path, \"logs\": [paths]}");
     const std::string table_path = string_field(request, "table", "");
     if (table_path.empty()) throw Error("table coverage: table: expected a table file's path");
     const std::vector<std::string> paths = paths_field(request, "logs");

@@ -122,17 +122,6 @@ def own_template_default(choices):
     return next((i for i, choice in enumerate(choices) if is_aten(choice)), 0)
 
 
-def kernel_identity(autotuner):
-    """The identity of a generated kernel's code, "inductor:<sha256>" of the
-    source Inductor generated (its JIT function's `src`): a new torch that
-    generates other code for the same kernel name no longer matches the
-    table. None where Inductor kept no source."""
-    src = getattr(getattr(autotuner, "fn", None), "src", None)
-    if isinstance(src, str) and src:
-        return "inductor:" + hashlib.sha256(src.encode()).hexdigest()
-    return None
-
-
 def kernel_name(autotuner):
     meta = getattr(autotuner, "inductor_meta", None) or {}
     name = meta.get("kernel_name") or getattr(autotuner.fn, "__name__", "") or "triton_kernel"

@@ -349,6 +349,5 @@ def _autotune_to_one_config(self, *args, **kwargs):
         key = hooks.tuning_key(describe.kernel_key_args(self))
         outcome = first_call(arch_tag(), describe.MODULE, name, key,
                              describe.kernel_candidates(launchers), len(launchers),
-                             _KernelRunner(self, launchers, args, kwargs), own_default=0,
-                             identity=describe.kernel_identity(self))
+                             _KernelRunner(self, launchers, args, kwargs), own_default=0)
         self.launchers = [launchers[outcome["launched"]]]

@@ -75,8 +75,8 @@ BOOST_AUTO_TEST_CASE(a_bad_identity_is_named_where_it_is) {
                       "t.json: identities.k"));
   BOOST_TEST(contains(error_of([&] { table_from_json(base + R"({"k": ""}})", "t.json"); }),
                       "identities.k: empty"));
-  BOOST_TEST(contains(error_of([&] { table_from_json(base + "[]}", "t.json"); }),
-                      "t.json: identities"));
+  BOOST_TEST(
+      contains(error_of([&] { table_from_json(base + "[]}", "t.json"); }), "t.json: identities"));
   RecordFile r;
   const std::string sidecar = R"({"timings": {}, "identities": {"sm90": {"pkg.mm": 1}}})";
   BOOST_TEST(
@@ -94,10 +94,9 @@ BOOST_AUTO_TEST_CASE(sidecar_identities_round_trip_json_and_binary) {
 }
 
 BOOST_AUTO_TEST_CASE(merge_keeps_the_majoritys_identity_and_names_the_records_that_differ) {
-  const MergeResult merged =
-      merge_records({record(0, "triton:new"), record(1, "triton:old"), record(2, "triton:new"),
-                     record(3, "")},
-                    "", "");
+  const MergeResult merged = merge_records(
+      {record(0, "triton:new"), record(1, "triton:old"), record(2, "triton:new"), record(3, "")},
+      "", "");
   BOOST_TEST(merged.table->identity("pkg.mm") == "triton:new");
   BOOST_REQUIRE(merged.identity_conflicts.size() == 1u);
   BOOST_TEST(contains(merged.identity_conflicts[0], "pkg.mm: records disagree"));
@@ -124,12 +123,12 @@ BOOST_AUTO_TEST_CASE(coverage_names_each_fallback_stale_entry_and_identity_misma
   const std::string small = signature(kSmall) + ";pinned";
   const std::vector<ChoiceLogFile> logs{
       log_of(0,
-             {{"sm90|pkg.mm|M=1", small},                                  // answered
-              {"sm90|pkg.mm|M=2", small},                                  // stale: entry names kLarge
-              {"sm90|pkg.mm|M=3", small},                                  // no entry
-              {"sm90|pkg.one|*", small},                                   // one candidate
-              {"consensus|pkg.mm|sm90|M=1 from x at check 0", small},      // a switch
-              {"h100|pkg.mm|M=9", small}},                                 // another arch
+             {{"sm90|pkg.mm|M=1", small},                              // answered
+              {"sm90|pkg.mm|M=2", small},                              // stale: entry names kLarge
+              {"sm90|pkg.mm|M=3", small},                              // no entry
+              {"sm90|pkg.one|*", small},                               // one candidate
+              {"consensus|pkg.mm|sm90|M=1 from x at check 0", small},  // a switch
+              {"h100|pkg.mm|M=9", small}},                             // another arch
              "triton:new"),
       log_of(1, {{"sm90|pkg.mm|M=1", small}, {"sm90|pkg.mm|M=3", small}}, "triton:old")};
   const CoverageReport report = table_coverage(table, logs, {"c.rank0.json", "c.rank1.json"});

@@ -75,7 +75,8 @@ Policy pinned(const TempDir& dir, ProvenanceCheck check) {
 
 BOOST_AUTO_TEST_SUITE(kernel_code_identity)
 
-BOOST_AUTO_TEST_CASE(changed_code_warns_once_per_kernel_fails_when_strict_and_is_quiet_when_ignored) {
+BOOST_AUTO_TEST_CASE(
+    changed_code_warns_once_per_kernel_fails_when_strict_and_is_quiet_when_ignored) {
   TempDir dir;
   record_table(dir);
   const auto table = table_from_json(read_file(dir.path() / "tables" / "host.json"), "host.json");

@@ -160,9 +160,8 @@ nlohmann::json coverage_json(const CoverageReport& report) {
     }
     misses.push_back(std::move(item));
   }
-  return {{"arch", report.arch},     {"logs", report.logs},
-          {"needed", report.needed}, {"answered", report.answered},
-          {"misses", misses},        {"covered", report.misses.empty()}};
+  return {{"arch", report.arch},         {"logs", report.logs}, {"needed", report.needed},
+          {"answered", report.answered}, {"misses", misses},    {"covered", report.misses.empty()}};
 }
 
 }  // namespace tunelock

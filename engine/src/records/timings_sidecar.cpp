@@ -75,7 +75,8 @@ void add_timings_from_json(RecordFile& record, std::string_view text, const std:
         check_kernel_name(kernel, arch_at);
         std::string code = require_string(identity, member_path(arch_at, kernel));
         if (code.empty())
-          throw Error(member_path(arch_at, kernel) + ": empty; expected the kernel's code identity");
+          throw Error(member_path(arch_at, kernel) +
+                      ": empty; expected the kernel's code identity");
         record.identities[arch][kernel] = std::move(code);
       }
     }

@@ -103,8 +103,10 @@ KernelIdentities read_identities(const fb::TunedTable& table, const std::string&
     const std::string name(text(item->name(), where + ".name"));
     check_kernel_name(name, where + ".name");
     const std::string_view identity = text(item->identity(), where + ".identity");
-    if (identity.empty()) throw Error(where + ".identity: empty; expected the kernel's code identity");
-    if (!out.emplace(name, identity).second) throw Error(where + ".name: '" + name + "' given twice");
+    if (identity.empty())
+      throw Error(where + ".identity: empty; expected the kernel's code identity");
+    if (!out.emplace(name, identity).second)
+      throw Error(where + ".name: '" + name + "' given twice");
   }
   return out;
 }
@@ -313,11 +315,9 @@ bool lists_unshared(const std::uint8_t* data, std::size_t size) {
                 return static_cast<const void*>(
                     reinterpret_cast<const fb::FlaggedKernel*>(t)->signatures());
               }) &&
-      collect(root->identities(), fb::KernelIdentity::VT_IDENTITY,
-              [](const flatbuffers::Table* t) {
-                return static_cast<const void*>(
-                    reinterpret_cast<const fb::KernelIdentity*>(t)->identity());
-              });
+      collect(root->identities(), fb::KernelIdentity::VT_IDENTITY, [](const flatbuffers::Table* t) {
+        return static_cast<const void*>(reinterpret_cast<const fb::KernelIdentity*>(t)->identity());
+      });
   verifier.EndTable();
   if (!readable) return true;
   std::sort(objects.begin(), objects.end());

@@ -131,7 +131,7 @@ typedef struct tunelock_call_runner {
  * live configs, config_count the kernel's declared ones (the plan's input),
  * own_default the candidate the kernel's own untimed heuristic launches,
  * which on_miss min_cost takes (-1: none, the cheapest), identity the
- * identity of the kernel's code ("triton:<hash>", "inductor:<hash>";
+ * identity of the kernel's code ("triton:<hash>";
  * NULL or "" when unknown), recorded and compared with the table's.
  * Out: {"plan", "launched" (the candidate to launch from now on), "reason"
  * (pinned plans), "audit_id" (audited, else null), "timed", "provisional"}. */

@@ -36,8 +36,8 @@ struct CoverageMiss {
 struct CoverageReport {
   std::string arch;
   std::size_t logs = 0;
-  std::size_t needed = 0;    // distinct (kernel, key) the logs chose for the table's arch
-  std::size_t answered = 0;  // of them, answered by an entry on the kernel's own code
+  std::size_t needed = 0;            // distinct (kernel, key) the logs chose for the table's arch
+  std::size_t answered = 0;          // of them, answered by an entry on the kernel's own code
   std::vector<CoverageMiss> misses;  // sorted by kernel, then key
 
   int exit_code() const { return misses.empty() ? 0 : 1; }

@@ -71,8 +71,8 @@ using NondeterministicConfigs = std::map<std::string, std::vector<std::string>, 
 
 // Per kernel name as filed, the identity of the code its entries were
 // timed on: "triton:<hash>" (the JIT function's source and dependencies),
-// "image:<hash>" (a loaded module's code), "inductor:<hash>" (generated
-// source) or a family's own "version:<text>". Kept beside "kernels";
+// "image:<hash>" (a loaded module's code) or a family's own
+// "version:<text>". Kept beside "kernels";
 // Megatron's tables have none, and a kernel without one is never compared.
 using KernelIdentities = std::map<std::string, std::string, std::less<>>;
 
