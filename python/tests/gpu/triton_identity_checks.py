@@ -12,7 +12,7 @@
    tl.atomic_add: the first step and the steady step of plain pinned,
    TUNELOCK_EQUIVALENT=timed in a first process (fresh equivalents cache)
    and in a second one (the cache the first wrote), each with a cold Triton
-   cache, and the bits of all three.
+   cache, then each with the record's warm one, and the bits of all.
 """
 import hashlib
 import json
@@ -215,15 +215,17 @@ def step_process(fields, equivalents_cache):
                       "digest": tunelock.choice_digest()}))
 
 
-def spawn_step(work, label, fields, cache):
-    env = {"TRITON_CACHE_DIR": os.path.join(work, "triton-cache", label)}  # cold: compiles anew
+def spawn_step(work, label, fields, cache, triton_cache=None):
+    """One step process; Triton's cache cold (its own, empty) unless named."""
+    env = {"TRITON_CACHE_DIR": triton_cache or os.path.join(work, "triton-cache", label)}
     return fresh_process("triton_identity_checks", "step_process", fields, cache, env=env)[0]
 
 
 def part_equivalents(work):
     import tunelock
     rec = os.path.join(work, "steprec", "run")
-    recorded = spawn_step(work, "record", {"mode": "record", "record_path": rec}, "off")
+    warm = os.path.join(work, "triton-cache", "warm")  # the record compiles every config into it
+    recorded = spawn_step(work, "record", {"mode": "record", "record_path": rec}, "off", warm)
     merged = tunelock.merge([rec + ".rank0.json"], os.path.join(work, "steptables", "t.json"))
     arch = merged["arch"]
     os.replace(os.path.join(work, "steptables", "t.json"),
@@ -236,31 +238,38 @@ def part_equivalents(work):
     pinned = {"mode": "pinned", "table_path": [os.path.join(work, "steptables")]}
     timed = {**pinned, "equivalent": "timed"}
     cache = os.path.join(work, "equivalents.json")
-    runs = {}
-    for turn in (1, 2):
-        if os.path.exists(cache):
-            os.remove(cache)
-        runs.setdefault("plain pinned", []).append(spawn_step(work, f"pinned{turn}", pinned, "off"))
-        runs.setdefault("timed, first process", []).append(
-            spawn_step(work, f"timed-a{turn}", timed, cache))
-        runs.setdefault("timed, second process", []).append(
-            spawn_step(work, f"timed-b{turn}", timed, cache))
-    for label, results in runs.items():
-        firsts = ", ".join("%.2f" % r["first_s"] for r in results)
-        steadies = ", ".join("%.3f" % r["step_ms"] for r in results)
-        print(f"  {label:23s}: first step {firsts} s; steady {steadies} ms; "
-              f"bits {sorted({r['bits'] for r in results})}")
-    first = {label: min(r["first_s"] for r in results) for label, results in runs.items()}
-    steady = {label: min(r["step_ms"] for r in results) for label, results in runs.items()}
-    base = "plain pinned"
-    for label in runs:
-        if label != base:
-            print(f"  {label} vs plain pinned: first step {first[label] / first[base]:.2f}x, "
-                  f"steady step {steady[base] / steady[label]:.3f}x (>1: faster)")
-    bits = {r["bits"] for results in runs.values() for r in results}
-    digests = {r["digest"] for results in runs.values() for r in results}
-    print(f"  one output across all: {len(bits) == 1}; one digest: {len(digests) == 1}")
-    return len(bits) == 1 and len(digests) == 1
+    ok = True
+    for triton_cache in ("cold", "warm"):
+        print(f"  -- Triton's cache {triton_cache} in every process"
+              + (" (empty)" if triton_cache == "cold" else " (the record's: every config compiled)"))
+        shared = warm if triton_cache == "warm" else None
+        runs = {}
+        for turn in (1, 2):
+            if os.path.exists(cache):
+                os.remove(cache)
+            runs.setdefault("plain pinned", []).append(
+                spawn_step(work, f"{triton_cache}-pinned{turn}", pinned, "off", shared))
+            runs.setdefault("timed, first process", []).append(
+                spawn_step(work, f"{triton_cache}-timed-a{turn}", timed, cache, shared))
+            runs.setdefault("timed, second process", []).append(
+                spawn_step(work, f"{triton_cache}-timed-b{turn}", timed, cache, shared))
+        for label, results in runs.items():
+            firsts = ", ".join("%.2f" % r["first_s"] for r in results)
+            steadies = ", ".join("%.3f" % r["step_ms"] for r in results)
+            print(f"  {label:23s}: first step {firsts} s; steady {steadies} ms; "
+                  f"bits {sorted({r['bits'] for r in results})}")
+        first = {label: min(r["first_s"] for r in results) for label, results in runs.items()}
+        steady = {label: min(r["step_ms"] for r in results) for label, results in runs.items()}
+        base = "plain pinned"
+        for label in runs:
+            if label != base:
+                print(f"  {label} vs plain pinned: first step {first[label] / first[base]:.2f}x, "
+                      f"steady step {steady[base] / steady[label]:.3f}x (>1: faster)")
+        bits = {r["bits"] for results in runs.values() for r in results}
+        digests = {r["digest"] for results in runs.values() for r in results}
+        print(f"  one output across all: {len(bits) == 1}; one digest: {len(digests) == 1}")
+        ok &= len(bits) == 1 and len(digests) == 1
+    return ok
 
 
 def main(work):
