@@ -263,12 +263,28 @@ std::optional<TableEntry> deciding_entry(const Table& table, const KernelId& ker
   return {};
 }
 
-// The live candidate equal to `config` other than the choice itself.
-std::optional<std::size_t> live(std::span<const Config> candidates, const Config& config,
-                                std::size_t chosen) {
-  for (std::size_t i = 0; i < candidates.size(); ++i)
-    if (i != chosen && candidates[i] == config) return i;
-  return std::nullopt;
+// The entry's equivalents among the live candidates (never the choice
+// itself), in the entry's order; with `worth_timing`, only those in its tie
+// set or among the kFastestEquivalents first.
+std::vector<std::size_t> live_equivalents(const Table& table, const KernelId& kernel,
+                                          std::string_view key, std::span<const Config> candidates,
+                                          const Choice& choice, bool worth_timing) {
+  std::vector<std::size_t> out;
+  const std::optional<TableEntry> entry = deciding_entry(table, kernel, key, candidates, choice);
+  if (!entry) return out;
+  for (std::size_t n = 0; n < entry->equivalent.size(); ++n) {
+    const Config& config = entry->equivalent[n];
+    if (worth_timing && n >= kFastestEquivalents &&
+        std::find(entry->ties.begin(), entry->ties.end(), config) == entry->ties.end())
+      continue;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (i != choice.index && candidates[i] == config) {
+        out.push_back(i);
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -277,29 +293,14 @@ std::vector<std::size_t> equivalent_candidates(const Table& table, const KernelI
                                                std::string_view key,
                                                std::span<const Config> candidates,
                                                const Choice& choice) {
-  std::vector<std::size_t> out;
-  const std::optional<TableEntry> entry = deciding_entry(table, kernel, key, candidates, choice);
-  if (!entry) return out;
-  for (const Config& config : entry->equivalent)
-    if (const auto i = live(candidates, config, choice.index)) out.push_back(*i);
-  return out;
+  return live_equivalents(table, kernel, key, candidates, choice, /*worth_timing=*/false);
 }
 
 std::vector<std::size_t> equivalents_worth_timing(const Table& table, const KernelId& kernel,
                                                   std::string_view key,
                                                   std::span<const Config> candidates,
                                                   const Choice& choice) {
-  std::vector<std::size_t> out;
-  const std::optional<TableEntry> entry = deciding_entry(table, kernel, key, candidates, choice);
-  if (!entry) return out;
-  for (std::size_t n = 0; n < entry->equivalent.size(); ++n) {
-    const Config& config = entry->equivalent[n];
-    const bool within_noise =
-        std::find(entry->ties.begin(), entry->ties.end(), config) != entry->ties.end();
-    if (n >= kFastestEquivalents && !within_noise) continue;
-    if (const auto i = live(candidates, config, choice.index)) out.push_back(*i);
-  }
-  return out;
+  return live_equivalents(table, kernel, key, candidates, choice, /*worth_timing=*/true);
 }
 
 std::vector<Config> autotune_configs(std::vector<Config> configs, const Policy& policy) {
