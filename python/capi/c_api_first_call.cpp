@@ -21,15 +21,9 @@ class CallbackRunner final : public CallRunner {
       throw Error(
           "first call: every runner callback (time, run, second_input, put_back) is needed");
   }
-  double time(std::size_t i) override {
-    double median_ms = 0;
-    if (callbacks_.time(callbacks_.context, static_cast<int64_t>(i), &median_ms, error_.data(),
-                        error_.size()) != 0)
-      throw Error(failure());
-    if (!(median_ms >= 0))
-      throw Error("the runner timed candidate " + std::to_string(i) + " as " +
-                  std::to_string(median_ms) + " ms; expected a non-negative number");
-    return median_ms;
+  double time(std::size_t i) override { return timed(callbacks_.time, i); }
+  double time_briefly(std::size_t i) override {
+    return timed(callbacks_.time_briefly ? callbacks_.time_briefly : callbacks_.time, i);
   }
   bool has_outputs() const override { return callbacks_.has_outputs != 0; }
   std::string run_outputs(std::size_t i) override {
@@ -49,6 +43,19 @@ class CallbackRunner final : public CallRunner {
   bool runs_candidates() const override { return callbacks_.runs_candidates != 0; }
 
  private:
+  using TimeCallback = int (*)(void*, int64_t, double*, char*, size_t);
+
+  double timed(TimeCallback callback, std::size_t i) {
+    double median_ms = 0;
+    if (callback(callbacks_.context, static_cast<int64_t>(i), &median_ms, error_.data(),
+                 error_.size()) != 0)
+      throw Error(failure());
+    if (!(median_ms >= 0))
+      throw Error("the runner timed candidate " + std::to_string(i) + " as " +
+                  std::to_string(median_ms) + " ms; expected a non-negative number");
+    return median_ms;
+  }
+
   std::string failure() {
     error_.back() = '\0';
     std::string text = error_.data();

@@ -163,12 +163,24 @@ def make_racy_autotuner():
 EQUIVALENT_MS = {(64, 1): 1.00, (64, 2): 0.40, (128, 4): 0.90, (256, 4): 0.95}
 
 
-def make_warps_autotuner():
+def make_warps_autotuner(own_bench=True):
+    """With own_bench=False the autotuner times with Triton's benchmarker
+    (the stand-in's triton.testing.do_bench), as one declared without
+    do_bench does."""
     kernel = JITKernel(row_sum)
     kernel.fn.__module__ = "demo.kernels"
     bench = TableBench(kernel, lambda launch: EQUIVALENT_MS[(launch["BLOCK"], launch["num_warps"])])
     configs = [triton.Config({"BLOCK": block}, num_warps=warps, num_stages=2)
                for block, warps in EQUIVALENT_MS]
     tuner = triton.Autotuner(kernel, ["x", "out", "n"], configs, ["n"], ["out"], None,
-                             do_bench=bench)
+                             do_bench=bench if own_bench else None)
     return tuner, kernel, bench
+
+
+CONFIG_FIELDS = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "ir_override",
+                 "algorithm")
+
+
+def config_of(entry):
+    """A table entry's own config, without its lists (equivalent, ties, ...)."""
+    return {k: v for k, v in entry.items() if k in CONFIG_FIELDS}

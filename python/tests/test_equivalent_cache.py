@@ -14,7 +14,7 @@ import triton
 
 import tunelock
 import tunelock.triton as tt
-from kernels import JITKernel, TableBench, Tensor, mixed_values, row_sum
+from kernels import JITKernel, TableBench, Tensor, config_of, mixed_values, row_sum
 
 N = 4096
 KEY = "n=4096|torch.float32|torch.float32"
@@ -54,7 +54,7 @@ def pinned_slowest(tmp_path, monkeypatch):
     entry = table["kernels"][KERNEL][KEY]
     # Merge lists the equivalents fastest first by the recorded medians.
     assert [e["num_warps"] for e in entry["equivalent"]] == [4, 8, 16, 1]
-    fastest = {k: v for k, v in entry.items() if k != "equivalent"}
+    fastest = config_of(entry)
     table["kernels"][KERNEL][KEY] = {**entry["equivalent"][2],  # warps=16
                                      "equivalent": [fastest] + entry["equivalent"][:2]
                                      + entry["equivalent"][3:]}

@@ -16,10 +16,26 @@ back) and every tensor argument is read after the launch, before post_hook.
 Tensors are torch tensors (compared as raw bytes on their device) or
 anything with clone/copy_/tolist (the test stand-in).
 """
+import functools
 import math
 import sys
 
 from tunelock._introspection import launch_kwargs
+
+
+# Milliseconds of warm-up and of repeats of a brief timing; Triton's
+# autotuner uses 25 and 100.
+BRIEF_WARMUP_MS, BRIEF_REPEAT_MS = 1, 5
+_UNSET = object()
+
+
+def _brief_benchmark():
+    """triton.testing.do_bench with a brief budget, or None without Triton."""
+    try:
+        from triton.testing import do_bench
+    except ImportError:
+        return None
+    return functools.partial(do_bench, warmup=BRIEF_WARMUP_MS, rep=BRIEF_REPEAT_MS)
 
 
 def tensor_arguments(autotuner, args, kwargs):
@@ -163,6 +179,29 @@ class TritonRunner:
         if not math.isfinite(median):  # Triton's benchmarker times a config that cannot run so
             raise RuntimeError("Triton's benchmarker timed it as infinite")
         return median
+
+    def time_briefly(self, index):
+        """Candidate i timed with a few milliseconds of repeats, for choosing
+        among configs that give the same bits (TUNELOCK_EQUIVALENT=timed):
+        Triton's own benchmarker spends about 125 ms per config, most of a
+        first step's cost, where a close call costs only a little speed.
+        Where the autotuner times with its own do_bench, or Triton's
+        benchmarker cannot be swapped, it times as Triton does."""
+        brief = _brief_benchmark()
+        tuner = self.autotuner
+        swappable = (brief is not None and getattr(tuner, "_do_bench", None) is None
+                     and isinstance(getattr(type(tuner), "do_bench", None),
+                                    functools.cached_property))
+        if not swappable:
+            return self.time(index)
+        saved = tuner.__dict__.pop("do_bench", _UNSET)
+        tuner.__dict__["do_bench"] = brief  # an instance value shadows the cached property
+        try:
+            return self.time(index)
+        finally:
+            del tuner.__dict__["do_bench"]
+            if saved is not _UNSET:
+                tuner.__dict__["do_bench"] = saved
 
     def outputs(self, index):
         """The number of this run's bits among the distinct bits this call's

@@ -42,14 +42,20 @@ class _Callbacks:
     def __init__(self, runner):
         self.runner = runner
 
-        @RUNNER_TIME_FN
-        def time(_context, index, median_ms, error, error_size):
-            try:
-                median_ms[0] = float(runner.time(index))
-                return 0
-            except BaseException as failure:  # never unwinds through the engine
-                _write_text(error, error_size, _error_text(failure))
-                return 1
+        def timing(method):
+            @RUNNER_TIME_FN
+            def callback(_context, index, median_ms, error, error_size):
+                try:
+                    median_ms[0] = float(method(index))
+                    return 0
+                except BaseException as failure:  # never unwinds through the engine
+                    _write_text(error, error_size, _error_text(failure))
+                    return 1
+            return callback
+
+        time = timing(runner.time)
+        # Runners without a shorter timing are timed in full there too.
+        time_briefly = timing(getattr(runner, "time_briefly", runner.time))
 
         @RUNNER_RUN_FN
         def run(_context, index, outputs, outputs_size, error, error_size):
@@ -81,11 +87,11 @@ class _Callbacks:
             except BaseException:
                 return 1
 
-        self.functions = (time, run, second_input, put_back)
+        self.functions = (time, run, second_input, put_back, time_briefly)
         self.struct = CallRunnerStruct(None, int(bool(runner.has_outputs)),
                                        int(bool(runner.capturing)),
                                        int(bool(getattr(runner, "runs_candidates", True))), time,
-                                       run, second_input, put_back)
+                                       run, second_input, put_back, time_briefly)
 
 
 def first_call(arch, module, name, key, candidates, config_count, runner, own_default=None,

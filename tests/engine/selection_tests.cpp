@@ -355,4 +355,30 @@ BOOST_AUTO_TEST_CASE(deterministic_flag_reduces_but_auto_and_record_keep_the_lis
   BOOST_TEST((tunelock::autotune_configs(three(), record) == three()));
 }
 
+// Which equivalents TUNELOCK_EQUIVALENT=timed times: the tie set, and of
+// those the record timed faster than the entry's config the two first.
+BOOST_AUTO_TEST_CASE(equivalents_worth_timing_are_the_tie_set_and_the_two_first_faster) {
+  std::vector<Config> candidates;
+  for (int block : {8, 16, 32, 64, 128})
+    candidates.push_back(make_config({{"BLOCK", block}}, 4, 2));
+  const KernelId kernel{"pkg", "k"};
+  const Choice choice{0, Reason::table};
+  auto worth = [&](std::optional<std::size_t> faster, std::vector<Config> ties) {
+    InMemoryTable table("sm90");
+    TableEntry entry{candidates[0]};
+    entry.equivalent = {candidates[1], candidates[2], candidates[3], candidates[4]};
+    entry.faster_equivalents = faster;
+    entry.ties = std::move(ties);
+    table.set("pkg.k", "M=1", entry);
+    return equivalents_worth_timing(table, kernel, "M=1", candidates, choice);
+  };
+  using List = std::vector<std::size_t>;
+  BOOST_TEST((worth(0, {}) == List{}));                   // the entry was the fastest: none
+  BOOST_TEST((worth(1, {}) == List{1}));                  // the one faster
+  BOOST_TEST((worth(4, {}) == List{1, 2}));               // at most two of the faster
+  BOOST_TEST((worth(0, {candidates[4]}) == List{4}));     // a tie, even if recorded slower
+  BOOST_TEST((worth(1, {candidates[3]}) == List{1, 3}));  // in the entry's order
+  BOOST_TEST((worth(std::nullopt, {}) == List{1, 2}));    // a table that does not say: two first
+}
+
 BOOST_AUTO_TEST_SUITE_END()

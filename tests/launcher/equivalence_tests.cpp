@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "sum_family.hpp"
@@ -36,6 +37,7 @@ BOOST_AUTO_TEST_CASE(record_classes_and_merge_list_exactly_the_bit_identical_con
   BOOST_TEST(signature(entry.config) == "BLOCK=8;warps=4;stages=2");  // the fastest
   BOOST_TEST(entry.equivalent.size() == 1u);
   BOOST_TEST(signature(entry.equivalent.at(0)) == "BLOCK=1;warps=1;stages=1");
+  BOOST_TEST((entry.faster_equivalents == std::optional<std::size_t>(0)));  // none beat the winner
 }
 
 BOOST_AUTO_TEST_CASE(without_a_second_input_the_calls_own_inputs_decide) {
@@ -53,6 +55,7 @@ BOOST_AUTO_TEST_CASE(timed_equivalents_keep_the_bits_and_digest_and_run_the_fast
   auto table = table_from_json(read_file(tables / "host.json"), "host.json");
   TableEntry entry = *table->entry("t.ops.sum", "N=9|f32");
   std::swap(entry.config, entry.equivalent.at(0));
+  entry.faster_equivalents = 1;  // as a merge says when the vote kept the slow one
   table->set("t.ops.sum", "N=9|f32", entry);
   write_file_atomically(tables / "host.json", table_to_json(*table));
 
@@ -74,6 +77,49 @@ BOOST_AUTO_TEST_CASE(timed_equivalents_keep_the_bits_and_digest_and_run_the_fast
   BOOST_TEST(timed.launches->of[1] >= 6);
   BOOST_TEST(timed.launches->of[2] == 0);  // other bits: never timed, never launched
   BOOST_TEST(timed.launches->of[3] == 0);
+}
+
+BOOST_AUTO_TEST_CASE(timed_equivalents_time_nothing_where_the_record_found_none_faster) {
+  TempDir dir;
+  const auto tables = record_and_merge(dir, true);
+  auto table = table_from_json(read_file(tables / "host.json"), "host.json");
+  TableEntry entry = *table->entry("t.ops.sum", "N=9|f32");
+  std::swap(entry.config, entry.equivalent.at(0));
+  entry.faster_equivalents = 0;  // the record timed the equivalent slower: not worth timing
+  table->set("t.ops.sum", "N=9|f32", entry);
+  write_file_atomically(tables / "host.json", table_to_json(*table));
+
+  Run timed(pinned(tables, Equivalent::timed));
+  timed.call();
+  timed.call();
+  BOOST_TEST(timed.launches->of[0] == 4);  // as plain pinned: the bits check and two launches
+  BOOST_TEST(timed.launches->of[1] == 0);  // never timed, never launched
+}
+
+BOOST_AUTO_TEST_CASE(how_many_equivalents_were_faster_survives_json_and_binary_and_is_checked) {
+  TempDir dir;
+  const auto tables = record_and_merge(dir, true);
+  auto table = table_from_json(read_file(tables / "host.json"), "host.json");
+  TableEntry entry = *table->entry("t.ops.sum", "N=9|f32");
+  entry.faster_equivalents = 1;
+  table->set("t.ops.sum", "N=9|f32", entry);
+  const std::string json = table_to_json(*table);
+  BOOST_TEST(json.find("\"faster_equivalents\": 1") != std::string::npos);
+  BOOST_TEST((*table_from_json(json, "t.json")->entry("t.ops.sum", "N=9|f32") == entry));
+  const auto binary = table_from_binary(table_to_binary(*table), "t.tlb");
+  BOOST_TEST((*binary->entry("t.ops.sum", "N=9|f32") == entry));
+  // Older tables say nothing: unknown, not zero.
+  entry.faster_equivalents.reset();
+  table->set("t.ops.sum", "N=9|f32", entry);
+  BOOST_TEST(!table_from_binary(table_to_binary(*table), "t.tlb")
+                  ->entry("t.ops.sum", "N=9|f32")
+                  ->faster_equivalents.has_value());
+  const std::string bad = R"({"arch": "host", "kernels": {"k": {"*": {"kwargs": {"BLOCK": 1},
+      "num_warps": 1, "num_stages": 1, "equivalent": [{"kwargs": {"BLOCK": 2}, "num_warps": 1,
+      "num_stages": 1}], "faster_equivalents": 2}}}})";
+  BOOST_CHECK_EXCEPTION(table_from_json(bad, "t.json"), Error, [](const Error& e) {
+    return std::string(e.what()).find("t.json: kernels.k[\"*\"].faster_equivalents") == 0;
+  });
 }
 
 BOOST_AUTO_TEST_CASE(equivalents_survive_the_binary_table_and_bad_lists_are_refused) {

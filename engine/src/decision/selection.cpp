@@ -59,7 +59,7 @@ void warn(const SelectionRules& rules, std::string text) {
 }
 
 void explain_table_step(const SelectionRules& rules, std::string_view name, std::string_view key,
-                        const EntryMatch& found) {
+                        const EntryMatch& found, bool contradicts) {
   std::string line = "table " + std::string(rules.table->arch()) + " " + std::string(name) + " [" +
                      std::string(key) + "]: ";
   if (!found.present) {
@@ -67,10 +67,23 @@ void explain_table_step(const SelectionRules& rules, std::string_view name, std:
   } else if (found.stale()) {
     line += "stale entry " + signature(rules.table->entry(name, key)->config) +
             " matches no live candidate, skipped";
+  } else if (contradicts) {
+    line += "entry matches candidate " + std::to_string(*found.index) +
+            ", which the same table lists as nondeterministic: contradictory, skipped";
   } else {
     line += "entry matches candidate " + std::to_string(*found.index) + ", decides";
   }
   rules.explanation->push_back(std::move(line));
+}
+
+// Whether the table's own nondeterministic lists name `config` for the
+// kernel under any of its names: an entry pinning it contradicts itself
+// (merge never writes one; a hand-edited or foreign table can).
+bool table_flags(const Table& table, const KernelId& kernel, std::string_view name,
+                 const Config& config) {
+  if (table.nondeterministic().empty()) return false;  // the common case: one check
+  return table.flags(name, config) || table.flags(kernel.name, config) ||
+         table.flags(kernel.qualified(), config);
 }
 
 // The table rule: qualified name before bare name, exact key before "*".
@@ -104,8 +117,19 @@ std::optional<Choice> choose_from_table(const KernelId& kernel, std::string_view
     }
     for (std::size_t k = 0; k < found.tried; ++k) {
       const EntryMatch& match = found.keys[k];
-      if (rules.explanation) explain_table_step(rules, name, keys[k], match);
-      if (match.index) return Choice{*match.index, k == 0 ? Reason::table : Reason::table_wildcard};
+      const bool contradicts =
+          match.index && table_flags(*rules.table, kernel, name, candidates[*match.index]);
+      if (rules.explanation) explain_table_step(rules, name, keys[k], match, contradicts);
+      if (match.index && !contradicts)
+        return Choice{*match.index, k == 0 ? Reason::table : Reason::table_wildcard};
+      if (contradicts && notices_of(rules).first("contradicts|" + std::string(name) + "|" +
+                                                 std::string(keys[k]))) {
+        warn(rules, "table entry for kernel '" + std::string(name) + "' key '" +
+                        std::string(keys[k]) + "' on " + std::string(rules.arch) + " pins " +
+                        signature(candidates[*match.index]) +
+                        ", which the same table lists as nondeterministic; skipped as a stale "
+                        "entry is (re-merge the table from its records: merge never writes both)");
+      }
       if (match.stale() &&
           notices_of(rules).first("stale|" + std::string(name) + "|" + std::string(keys[k]))) {
         warn(rules, "table entry for kernel '" + std::string(name) + "' key '" +
@@ -265,18 +289,23 @@ std::optional<TableEntry> deciding_entry(const Table& table, const KernelId& ker
 
 // The entry's equivalents among the live candidates (never the choice
 // itself), in the entry's order; with `worth_timing`, only those in its tie
-// set or among the kFastestEquivalents first.
+// set or among the kFastestEquivalents first, and of those only the ones
+// the record timed faster than the entry's config where the entry says.
 std::vector<std::size_t> live_equivalents(const Table& table, const KernelId& kernel,
                                           std::string_view key, std::span<const Config> candidates,
                                           const Choice& choice, bool worth_timing) {
   std::vector<std::size_t> out;
   const std::optional<TableEntry> entry = deciding_entry(table, kernel, key, candidates, choice);
   if (!entry) return out;
+  const std::size_t fastest =
+      std::min(kFastestEquivalents, entry->faster_equivalents.value_or(kFastestEquivalents));
   for (std::size_t n = 0; n < entry->equivalent.size(); ++n) {
     const Config& config = entry->equivalent[n];
-    if (worth_timing && n >= kFastestEquivalents &&
+    if (worth_timing && n >= fastest &&
         std::find(entry->ties.begin(), entry->ties.end(), config) == entry->ties.end())
       continue;
+    // A member the table also flags is never launched in the entry's place.
+    if (table_flags(table, kernel, kernel.name, config)) continue;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       if (i != choice.index && candidates[i] == config) {
         out.push_back(i);

@@ -81,6 +81,7 @@ AuditReport audit_report(const std::vector<AuditFile>& files, double max_regret_
       weighted_fastest += weight * *row.fastest_ms;
     }
     if (row.regret_pct && *row.regret_pct > max_regret_pct) ++report.over_regret;
+    if (!row.regret_pct) ++report.unmeasured;
     if (row.bits_changed || !row.equivalent_differs.empty()) ++report.bits_problems;
     report.rows.push_back(std::move(row));
   }
@@ -103,6 +104,10 @@ std::string audit_report_text(const AuditReport& report) {
                          *r.regret_pct > report.max_regret_pct ? " (over the limit)" : "");
     }
     out += fmt::format("; {} call(s) on {} rank(s)\n", r.calls, r.ranks);
+    if (!r.regret_pct) {
+      out += !r.pinned_ms ? "  regret unknown: the pinned config was not measured\n"
+                          : "  regret unknown: no candidate whose bits repeat was measured\n";
+    }
     if (r.stale)
       out += "  stale: the table's entry names no live candidate; a fallback rule chose\n";
     if (r.bits_changed)
@@ -113,8 +118,9 @@ std::string audit_report_text(const AuditReport& report) {
   out += fmt::format("{} key(s) audited", report.rows.size());
   if (report.total_regret_pct)
     out += fmt::format("; table regret weighted by calls: {:.1f}%", *report.total_regret_pct);
-  out += fmt::format("; {} over the {:g}% limit; {} with changed bits\n", report.over_regret,
-                     report.max_regret_pct, report.bits_problems);
+  out += fmt::format("; {} over the {:g}% limit; {} with changed bits; {} with regret unknown\n",
+                     report.over_regret, report.max_regret_pct, report.bits_problems,
+                     report.unmeasured);
   return out;
 }
 
@@ -143,6 +149,7 @@ nlohmann::json audit_report_json(const AuditReport& report) {
           {"total_regret_pct", opt(report.total_regret_pct)},
           {"over_regret", report.over_regret},
           {"bits_problems", report.bits_problems},
+          {"unmeasured", report.unmeasured},
           {"exit_code", report.exit_code()}};
 }
 

@@ -59,9 +59,14 @@ KernelFlags flags_by_kernel(const std::map<RecordKey, std::set<std::string>>& fl
 
 // Configs bit-identical to `winner` on every rank whose audit classed both,
 // and classed together by at least one rank; flagged configs never count.
-std::vector<std::string> equivalent_to(const std::vector<RecordFile>& records, const RecordKey& key,
-                                       const std::string& winner,
-                                       const std::set<std::string>& flagged) {
+// Fastest first, with how many of them were timed faster than the winner.
+struct Equivalents {
+  std::vector<std::string> configs;
+  std::size_t faster = 0;
+};
+
+Equivalents equivalent_to(const std::vector<RecordFile>& records, const RecordKey& key,
+                          const std::string& winner, const std::set<std::string>& flagged) {
   std::map<std::string, bool> together;  // signature -> identical on every rank seen so far
   for (const RecordFile& record : records) {
     const auto timed = record.timings.find(key);
@@ -100,7 +105,10 @@ std::vector<std::string> equivalent_to(const std::vector<RecordFile>& records, c
   std::stable_sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) {
     return time_of(a) < time_of(b);
   });
-  return out;
+  const double winner_ms = time_of(winner);
+  const auto faster = static_cast<std::size_t>(std::count_if(
+      out.begin(), out.end(), [&](const std::string& sig) { return time_of(sig) < winner_ms; }));
+  return {std::move(out), faster};
 }
 
 // The median of `sorted` with one occurrence of `dropped` taken out, in
@@ -241,8 +249,11 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
       return text[a.signature] <
              text[b.signature];  // as Megatron's merge: same records, same table
     });
-    if (!verdict.votes.empty())
-      verdict.equivalent = equivalent_to(records, key, verdict.votes[0].signature, never);
+    if (!verdict.votes.empty()) {
+      Equivalents equivalents = equivalent_to(records, key, verdict.votes[0].signature, never);
+      verdict.equivalent = std::move(equivalents.configs);
+      verdict.faster_equivalents = equivalents.faster;
+    }
     verdict.ties = tie_set(verdict.votes);
     const std::vector<const RecordFile*>& voted = voters[key];
     verdict.voters = static_cast<int>(voted.size());
@@ -374,6 +385,7 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
     for (const std::string& sig : verdict.equivalent)
       entry.equivalent.push_back(
           config_from_signature(sig, to_string(verdict.key) + ": equivalent"));
+    if (!entry.equivalent.empty()) entry.faster_equivalents = verdict.faster_equivalents;
     for (const Vote& vote : verdict.votes)  // the tie set's configs as voted, less the kept one
       if (&vote != &verdict.votes[0] &&
           std::binary_search(verdict.ties.begin(), verdict.ties.end(), vote.signature))

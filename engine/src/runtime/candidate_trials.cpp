@@ -72,7 +72,7 @@ std::optional<bool> repeats_its_bits(CallRunner& runner, std::size_t i) {
 
 Trials run_trials(CallRunner& runner, std::span<const Config> candidates,
                   std::span<const std::size_t> which, const TrialNames& names, Notices& notices,
-                  bool audit) {
+                  bool audit, TrialTiming timing) {
   using Clock = std::chrono::steady_clock;
   const PutBackAtExit put_back(runner);
   const bool compares = audit && runner.has_outputs();
@@ -100,7 +100,7 @@ Trials run_trials(CallRunner& runner, std::span<const Config> candidates,
     const std::size_t i = which[j];
     const std::string config = signature(candidates[i]);
     try {
-      trials.median_ms[j] = runner.time(i);
+      trials.median_ms[j] = timing == TrialTiming::brief ? runner.time_briefly(i) : runner.time(i);
       std::optional<std::string> repeated;
       if (compares) repeated = repeated_outputs(runner, i);
       if (repeated) bits[j] = Outputs{std::move(*repeated)};

@@ -36,9 +36,13 @@ struct TrialNames {
 // more and sorts the repeating ones into bit classes. The fastest that ran
 // (with an audit, the fastest that also repeated, when one did) is `best`;
 // Error when every one failed. Leaves the call's buffers as it found them.
+// How each candidate is timed: as the face's autotuner times, or briefly
+// (CallRunner::time_briefly, among configs known to give the same bits).
+enum class TrialTiming { full, brief };
+
 Trials run_trials(CallRunner& runner, std::span<const Config> candidates,
                   std::span<const std::size_t> which, const TrialNames& names, Notices& notices,
-                  bool audit);
+                  bool audit, TrialTiming timing = TrialTiming::full);
 
 // Two runs of candidate `i` from the call's inputs, compared: nullopt when
 // the call declares nothing to compare.

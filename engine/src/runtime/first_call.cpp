@@ -16,6 +16,7 @@ using detail::repeats_its_bits;
 using detail::run_trials;
 using detail::TrialNames;
 using detail::Trials;
+using detail::TrialTiming;
 
 std::vector<CandidateTiming> timings_of(std::span<const Config> candidates, const Trials& trials) {
   std::vector<CandidateTiming> out;
@@ -210,7 +211,7 @@ class Story {
     std::vector<std::size_t> order{entry};
     order.insert(order.end(), members.begin(), members.end());
     const Trials trials = run_trials(runner_, request_.candidates, order, names_,
-                                     runtime_.notices(), /*audit=*/false);
+                                     runtime_.notices(), /*audit=*/false, TrialTiming::brief);
     std::vector<std::size_t> by_time;  // positions in `order`, fastest first, failures left out
     for (std::size_t j = 0; j < order.size(); ++j)
       if (trials.median_ms[j]) by_time.push_back(j);

@@ -113,6 +113,11 @@ std::span<const std::string> Table::nondeterministic(std::string_view kernel) co
   return found->second;
 }
 
+bool Table::flags(std::string_view kernel, const Config& config) const {
+  const std::span<const std::string> flagged = nondeterministic(kernel);
+  return !flagged.empty() && std::binary_search(flagged.begin(), flagged.end(), signature(config));
+}
+
 void Table::set_nondeterministic(NondeterministicConfigs flagged) {
   for (auto it = flagged.begin(); it != flagged.end();) {
     std::vector<std::string>& list = it->second;

@@ -166,11 +166,19 @@ void check_semantics(const fb::TunedTable& table, const std::string& origin) {
       if (lists->size() != keys.size())
         throw Error(where + " (" + kernel->name()->str() + "): " + std::to_string(lists->size()) +
                     " " + what + " lists for " + std::to_string(keys.size()) + " keys");
-      for (const fb::Equivalents* list : *lists)
+      for (const fb::Equivalents* list : *lists) {
         for (std::uint32_t ref : *list->configs())
           if (ref >= config_count)
             throw Error(where + " (" + kernel->name()->str() + "): " + what +
                         " config reference out of range");
+        if (list->faster() < -1 ||
+            (list->faster() >= 0 &&
+             static_cast<std::uint32_t>(list->faster()) > list->configs()->size()))
+          throw Error(where + " (" + kernel->name()->str() + "): " + what + " list says " +
+                      std::to_string(list->faster()) + " of its " +
+                      std::to_string(list->configs()->size()) +
+                      " configs were timed faster than the entry's");
+      }
     }
   }
 }
@@ -351,9 +359,13 @@ class BinaryTable final : public Table {
     if (index < 0) return std::nullopt;
     const auto at = static_cast<flatbuffers::uoffset_t>(index);
     TableEntry out = decode_config(*root_->configs()->Get(k->configs()->Get(at)));
-    if (k->equivalents())
-      for (std::uint32_t ref : *k->equivalents()->Get(at)->configs())
+    if (k->equivalents()) {
+      const fb::Equivalents& list = *k->equivalents()->Get(at);
+      for (std::uint32_t ref : *list.configs())
         out.equivalent.push_back(decode_config(*root_->configs()->Get(ref)).config);
+      if (list.faster() >= 0 && !out.equivalent.empty())
+        out.faster_equivalents = static_cast<std::size_t>(list.faster());
+    }
     if (k->ties())
       for (std::uint32_t ref : *k->ties()->Get(at)->configs())
         out.ties.push_back(decode_config(*root_->configs()->Get(ref)).config);
@@ -447,29 +459,33 @@ std::string table_to_binary(const Table& table) {
     std::vector<flatbuffers::Offset<flatbuffers::String>> keys;
     std::vector<std::uint32_t> refs;
     std::vector<std::vector<std::uint32_t>> equivalent_lists, tie_lists;
+    std::vector<int> faster;  // parallel to equivalent_lists
     for (const std::string& key : table.keys(kernel)) {
       const TableEntry entry = *table.entry(kernel, key);
       keys.push_back(b.CreateString(key));
       refs.push_back(reference(entry.config));
       std::vector<std::uint32_t>& equivalent = equivalent_lists.emplace_back();
       for (const Config& c : entry.equivalent) equivalent.push_back(reference(c));
+      faster.push_back(entry.faster_equivalents ? static_cast<int>(*entry.faster_equivalents) : -1);
       std::vector<std::uint32_t>& ties = tie_lists.emplace_back();
       for (const Config& c : entry.ties) ties.push_back(reference(c));
     }
     // Absent when no entry has any, so a table without them keeps its bytes.
     using ListsOffset =
         flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Equivalents>>>;
-    auto write_lists = [&](const std::vector<std::vector<std::uint32_t>>& lists) {
+    auto write_lists = [&](const std::vector<std::vector<std::uint32_t>>& lists,
+                           const std::vector<int>* faster_counts) {
       ListsOffset offset;
       if (std::all_of(lists.begin(), lists.end(), [](const auto& l) { return l.empty(); }))
         return offset;
       std::vector<flatbuffers::Offset<fb::Equivalents>> written;
-      for (const auto& list : lists)
-        written.push_back(fb::CreateEquivalents(b, b.CreateVector(list)));
+      for (std::size_t i = 0; i < lists.size(); ++i)
+        written.push_back(fb::CreateEquivalents(b, b.CreateVector(lists[i]),
+                                                faster_counts ? (*faster_counts)[i] : -1));
       return b.CreateVector(written);
     };
-    const ListsOffset equivalents_offset = write_lists(equivalent_lists);
-    const ListsOffset ties_offset = write_lists(tie_lists);
+    const ListsOffset equivalents_offset = write_lists(equivalent_lists, &faster);
+    const ListsOffset ties_offset = write_lists(tie_lists, nullptr);
     const auto name = b.CreateString(kernel);
     const auto keys_offset = b.CreateVector(keys);
     const auto refs_offset = b.CreateVector(refs);

@@ -13,7 +13,8 @@ using namespace json_checks;
 using nlohmann::json;
 
 TableEntry table_entry_from_json(const json& value, const std::string& where) {
-  TableEntry entry{config_from_json(value, where, {"equivalent", "ties"}), {}};
+  TableEntry entry{config_from_json(value, where, {"equivalent", "ties", "faster_equivalents"}),
+                   {}};
   // `equivalent` and `ties`: lists of configs, each once, never the entry's own.
   for (const auto& [field, list] :
        {std::pair("equivalent", &entry.equivalent), std::pair("ties", &entry.ties)}) {
@@ -30,6 +31,15 @@ TableEntry table_entry_from_json(const json& value, const std::string& where) {
       list->push_back(std::move(config));
     }
   }
+  // How many of the equivalents, fastest first, the record timed faster
+  // than the entry's own config: at most all of them.
+  // Beside no equivalents it says nothing, and is not kept.
+  if (const json* faster = find_member(value, "faster_equivalents")) {
+    const auto count =
+        static_cast<std::size_t>(require_int(*faster, member_path(where, "faster_equivalents"), 0,
+                                             static_cast<std::int64_t>(entry.equivalent.size())));
+    if (!entry.equivalent.empty()) entry.faster_equivalents = count;
+  }
   return entry;
 }
 
@@ -39,6 +49,7 @@ json table_entry_to_json(const TableEntry& entry) {
     json list = json::array();
     for (const Config& c : entry.equivalent) list.push_back(config_to_json(c));
     out["equivalent"] = std::move(list);
+    if (entry.faster_equivalents) out["faster_equivalents"] = *entry.faster_equivalents;
   }
   if (!entry.ties.empty()) {
     json list = json::array();

@@ -109,7 +109,9 @@ int tunelock_call_plan(const char* module, const char* name, int64_t config_coun
  *   (a digest of shapes, types and bytes);
  * - second_input: overwrites the floating-point inputs with a second input;
  *   returns 1 when it did, 0 when the call offers none;
- * - put_back: every buffer of the call as it came in.
+ * - put_back: every buffer of the call as it came in;
+ * - time_briefly (may be NULL: time): a shorter timing of candidate i, for
+ *   choosing among configs that give the same bits (CallRunner::time_briefly).
  * runs_candidates 0: the choice is made while compiling, nothing runs now;
  * time hands back what the caller's own autotuner measured (a record, an
  * audit) and pinned plans only decide and log (CallRunner::runs_candidates). */
@@ -123,6 +125,7 @@ typedef struct tunelock_call_runner {
              size_t error_size);
   int (*second_input)(void* context);
   int (*put_back)(void* context);
+  int (*time_briefly)(void* context, int64_t i, double* median_ms, char* error, size_t error_size);
 } tunelock_call_runner;
 
 /* The first call of a kernel for a new key, told by the engine: the plan,

@@ -96,7 +96,7 @@ def main(work):
     candidates = [{"kwargs": dict(c.kwargs), "num_warps": c.num_warps, "num_stages": c.num_stages}
                   for c in equivalent.matmul_configs()]
     cheapest = candidates[tunelock.choose(matmul_name, key, candidates).index]
-    recorded = {k: v for k, v in entry.items() if k not in ("equivalent", "ties")}
+    recorded = {k: v for k, v in entry.items() if k not in ("equivalent", "ties", "faster_equivalents")}
     swapped = copy.deepcopy(table)
     swapped["kernels"][matmul_name][key] = cheapest
     slow_tables = os.path.join(work, "tables-cheapest")

@@ -127,8 +127,8 @@ def write_slowest_of_each_class(table, sidecar_path, out_path):
             timed = {t["signature"]: t["median_ms"] or 0.0
                      for t in sidecar["timings"][table["arch"]][kernel][key]}
             # Configs alone: the entry's equivalents and tie set describe the old pin.
-            plain = [{k: v for k, v in m.items() if k not in ("equivalent", "ties")}
-                     for m in members]
+            lists = ("equivalent", "ties", "faster_equivalents")
+            plain = [{k: v for k, v in m.items() if k not in lists} for m in members]
             slowest = max(plain, key=lambda m: timed.get(tunelock.signature(m), 0.0))
             keys[key] = {**slowest, "equivalent": [m for m in plain if m != slowest]}
     os.makedirs(os.path.dirname(out_path), exist_ok=True)

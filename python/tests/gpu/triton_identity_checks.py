@@ -223,18 +223,30 @@ def spawn_step(work, label, fields, cache, triton_cache=None):
 
 def part_equivalents(work):
     import tunelock
-    rec = os.path.join(work, "steprec", "run")
+    # Three recording processes, as three ranks: their votes and tie sets
+    # decide what a timed run finds worth timing.
+    recs = [os.path.join(work, "steprec", f"run{n}") for n in range(3)]
     warm = os.path.join(work, "triton-cache", "warm")  # the record compiles every config into it
-    recorded = spawn_step(work, "record", {"mode": "record", "record_path": rec}, "off", warm)
-    merged = tunelock.merge([rec + ".rank0.json"], os.path.join(work, "steptables", "t.json"))
+    recorded = [spawn_step(work, f"record{n}", {"mode": "record", "record_path": rec}, "off", warm)
+                for n, rec in enumerate(recs)][0]
+    merged = tunelock.merge([rec + ".rank0.json" for rec in recs],
+                            os.path.join(work, "steptables", "t.json"))
     arch = merged["arch"]
     os.replace(os.path.join(work, "steptables", "t.json"),
                os.path.join(work, "steptables", f"{arch}.json"))
     table = tunelock.table(os.path.join(work, "steptables", f"{arch}.json"))
     counts = {k.split(".")[-1]: max(len(e.get("equivalent", [])) for e in keys.values())
               for k, keys in table["kernels"].items()}
+
+    def worth_timing(e):  # selection.hpp, equivalents_worth_timing
+        first = min(2, e.get("faster_equivalents", 2))
+        ties = [t for t in e.get("ties", []) if t in e.get("equivalent", [])[first:]]
+        return min(first, len(e.get("equivalent", []))) + len(ties)
+    worth = {k.split(".")[-1]: max(worth_timing(e) for e in keys.values())
+             for k, keys in table["kernels"].items()}
     print(f"  record (Triton's own timing of every config, cold cache): first step "
-          f"{recorded['first_s']:.2f} s; equivalents per key: {counts}")
+          f"{recorded['first_s']:.2f} s; equivalents per key: {counts}; "
+          f"worth timing: {worth}")
     pinned = {"mode": "pinned", "table_path": [os.path.join(work, "steptables")]}
     timed = {**pinned, "equivalent": "timed"}
     cache = os.path.join(work, "equivalents.json")

@@ -113,8 +113,11 @@ inline constexpr std::size_t kFastestEquivalents = 2;
 
 // Of those, the ones that could plausibly beat the entry, and so are worth
 // timing: the ones in its tie set (timed within the ranks' own spread of
-// the winner), and the kFastestEquivalents first of its list (the fastest
-// by the recorded medians). In the entry's order.
+// the winner), and of the ones the record timed faster than the entry's
+// config (TableEntry::faster_equivalents) the kFastestEquivalents first.
+// An entry that does not say how many were faster (an older table) counts
+// its kFastestEquivalents first as faster. In the entry's order. An entry
+// that was the fastest recorded and tied with none times nothing.
 std::vector<std::size_t> equivalents_worth_timing(const Table& table, const KernelId& kernel,
                                                   std::string_view key,
                                                   std::span<const Config> candidates,

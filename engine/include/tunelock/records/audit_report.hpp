@@ -42,9 +42,12 @@ struct AuditReport {
   // (the pinned config's own, or an equivalent's against it).
   int over_regret = 0;
   int bits_problems = 0;
+  // Rows whose regret is unknown: the pinned config or every candidate went
+  // unmeasured (an audit gate must not pass what it did not measure).
+  int unmeasured = 0;
 
-  // 1 when any regret exceeds the limit or any bits changed; 0 otherwise.
-  int exit_code() const { return over_regret || bits_problems ? 1 : 0; }
+  // 1 when any regret exceeds the limit, is unknown, or any bits changed; 0 otherwise.
+  int exit_code() const { return over_regret || bits_problems || unmeasured ? 1 : 0; }
 };
 
 // REQUIRES: max_regret_pct >= 0. Two files of one rank are an Error.

@@ -54,9 +54,12 @@ struct KeyVerdict {
   std::vector<std::string> nondeterministic;
   DecidedBy decided_by = DecidedBy::unanimous;
   // Configs bit-identical to the kept winner on every rank whose audit ran
-  // both (at least one did), never flagged: sorted signatures. The table
-  // entry lists them as "equivalent".
+  // both (at least one did), never flagged: signatures, fastest recorded
+  // median first. The table entry lists them as "equivalent".
   std::vector<std::string> equivalent = {};
+  // How many of `equivalent`'s first (fastest first) were timed faster than
+  // the winner by the median over the ranks' medians.
+  std::size_t faster_equivalents = 0;
   // Noise. The tie set: winners whose aggregated timing lies within the
   // ranks' own spread of the best-timed winner (at most its slowest rank's
   // median), sorted signatures; empty unless two or more tie. The table

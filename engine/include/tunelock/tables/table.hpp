@@ -86,6 +86,11 @@ struct TableEntry {
   // both (never `config` itself, never a flagged config): a pinned run may
   // time within them (TUNELOCK_EQUIVALENT=timed) and keep the same bits.
   std::vector<Config> equivalent = {};
+  // How many of `equivalent`'s first configs (merge lists them fastest
+  // first) the record timed faster than `config`: the ones worth timing
+  // beside the tie set. Absent where the file does not say (older or
+  // foreign tables).
+  std::optional<std::size_t> faster_equivalents = std::nullopt;
   // The merge's tie set less `config`: winners whose timings lay within the
   // ranks' own spread of the best (KeyVerdict::ties). Kept for the audit
   // and for reading; selection never uses it.
@@ -149,6 +154,9 @@ class Table {
   // (sorted signatures; empty when none), and every kernel's list.
   std::span<const std::string> nondeterministic(std::string_view kernel) const;
   const NondeterministicConfigs& nondeterministic() const { return nondeterministic_; }
+  // Whether `kernel`'s list names `config`: an entry pinning such a config
+  // contradicts its own table (never written by merge), and is skipped.
+  bool flags(std::string_view kernel, const Config& config) const;
   // Replaces the lists: each sorted and de-duplicated, empty ones dropped.
   void set_nondeterministic(NondeterministicConfigs flagged);
 

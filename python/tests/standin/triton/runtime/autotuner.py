@@ -2,8 +2,10 @@
 the same constructor arguments and attributes, the same run() story (key
 from the named key arguments plus every argument's dtype, cache, prune,
 bench each config with hooks, pick the minimum, launch), and the same
-Config fields. Benchmarking calls `do_bench(kernel_call, quantiles)`."""
+Config fields. Benchmarking calls `do_bench(kernel_call, quantiles)`: the
+one given, else triton.testing.do_bench, read once (a cached property)."""
 import builtins
+import functools
 import inspect
 
 
@@ -38,17 +40,6 @@ class Config:
         res.append(f"num_stages: {self.num_stages}")
         res.append(f"maxnreg: {self.maxnreg}")
         return ", ".join(res)
-
-
-def _wall_clock_bench(kernel_call, quantiles):
-    import time
-    samples = []
-    for _ in range(5):
-        start = time.perf_counter()
-        kernel_call()
-        samples.append((time.perf_counter() - start) * 1e3)
-    samples.sort()
-    return [samples[len(samples) // 2], samples[1], samples[3]]
 
 
 class Autotuner:
@@ -97,7 +88,15 @@ class Autotuner:
         self.base_fn = fn
         while not inspect.isfunction(self.base_fn):
             self.base_fn = self.base_fn.fn
-        self.do_bench = do_bench or _wall_clock_bench
+        self._do_bench = do_bench
+
+    @functools.cached_property
+    def do_bench(self):
+        # Triton's: driver.active.get_benchmarker(), triton.testing.do_bench.
+        if self._do_bench is None:
+            from ..testing import do_bench
+            return do_bench
+        return self._do_bench
 
     def _bench(self, *args, config, **meta):
         conflicts = meta.keys() & config.kwargs.keys()
