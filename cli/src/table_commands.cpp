@@ -12,6 +12,7 @@
 #include "tunelock/logs/table_coverage.hpp"
 #include "tunelock/model/candidates.hpp"
 #include "tunelock/records/audit_report.hpp"
+#include "tunelock/tables/table_contradictions.hpp"
 #include "tunelock/tables/table_diff.hpp"
 
 namespace tunelock::cli {
@@ -77,11 +78,23 @@ int convert(const Paths& paths, Streams& streams) {
 
 // Entries whose config none of the kernel's live candidates has: a pinned
 // run would skip them. Kernels the manifest does not list are only noted.
+// Entries that contradict the table's own nondeterministic lists are named
+// too (exit 1): a pinned run skips them.
 int validate(const Paths& paths, Streams& streams) {
   const auto table = load_table_file(paths.first);
-  streams.out << paths.first << ": valid " << table->arch() << " table, " << table->entry_count()
-              << " entries\n";
-  if (paths.candidates.empty()) return kExitOk;
+  const std::vector<Contradiction> contradictions = table_contradictions(*table);
+  streams.out << paths.first << ": " << (contradictions.empty() ? "valid " : "readable ")
+              << table->arch() << " table, " << table->entry_count() << " entries\n";
+  for (const Contradiction& c : contradictions)
+    streams.out << "contradiction: " << paths.first << ": " << c.text()
+                << (c.role == "pinned" ? " (a pinned run skips the entry)"
+                                       : " (never launched in the entry's place)")
+                << "\n";
+  if (!contradictions.empty())
+    streams.out << contradictions.size()
+                << " contradiction(s): re-merge the table from its "
+                   "records, or remove one of the two\n";
+  if (paths.candidates.empty()) return contradictions.empty() ? kExitOk : kExitDifferent;
   const CandidateManifest manifest =
       candidates_from_json(read_file(paths.candidates), paths.candidates);
   std::size_t stale = 0;
@@ -107,7 +120,7 @@ int validate(const Paths& paths, Streams& streams) {
     }
   }
   streams.out << stale << " stale entr" << (stale == 1 ? "y" : "ies") << "\n";
-  return stale ? kExitDifferent : kExitOk;
+  return stale || !contradictions.empty() ? kExitDifferent : kExitOk;
 }
 
 int diff(const Paths& paths, Streams& streams) {

@@ -9,7 +9,7 @@ import pytest
 
 import tunelock
 import tunelock.triton as tt
-from kernels import EQUIVALENT_MS, make_warps_autotuner
+from kernels import EQUIVALENT_MS, config_of, make_warps_autotuner
 from test_equivalent import record_merge, run_once
 
 KEY = "n=4096|torch.float32|torch.float32"
@@ -22,7 +22,7 @@ def slow_table(tmp_path, monkeypatch):
     table_file = record_merge(tmp_path, monkeypatch)
     table = json.loads(table_file.read_text())
     entry = table["kernels"][KERNEL][KEY]
-    fast = {k: v for k, v in entry.items() if k not in ("equivalent", "ties")}
+    fast = config_of(entry)
     table["kernels"][KERNEL][KEY] = {**entry["equivalent"][0], "equivalent": [fast]}
     table_file.write_text(json.dumps(table))
     return tmp_path / "tables"
@@ -52,6 +52,15 @@ def test_audit_launches_what_pinned_launches_and_reports_the_exact_regret(tmp_pa
     assert report["total_regret_pct"] == pytest.approx(150.0)
     assert report["exit_code"] == 1 and "over the limit" in report["text"]
     assert tunelock.audit([str(audit_file)], max_regret=151)["exit_code"] == 0
+    # An entry whose pinned config was never measured fails the gate at any limit.
+    edited = json.loads(audit_file.read_text())
+    for entry in edited["entries"]:
+        entry["candidates"] = []
+    unmeasured = tmp_path / "edited.rank0.audit.json"
+    unmeasured.write_text(json.dumps(edited))
+    report = tunelock.audit(str(unmeasured), max_regret=1000)
+    assert report["unmeasured"] == 1 and report["exit_code"] == 1
+    assert "regret unknown: the pinned config was not measured" in report["text"]
 
 
 def test_audit_needs_a_record_prefix_and_bad_arguments_are_refused(tmp_path):

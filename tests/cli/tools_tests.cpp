@@ -76,6 +76,42 @@ BOOST_AUTO_TEST_CASE(validate_with_a_manifest_finds_the_stale_entry) {
   BOOST_TEST(checked.out.find("1 stale entry\n") != std::string::npos);
 }
 
+// A hand-edited table whose entry pins a config, and lists an equivalent,
+// that its own nondeterministic list also names.
+BOOST_AUTO_TEST_CASE(a_table_that_contradicts_itself_is_named_by_validate_and_skipped_by_choose) {
+  TempDir dir;
+  const std::string pinned = "BLOCK_K=32,BLOCK_M=128,BLOCK_N=128,SPLIT_K=1;warps=8;stages=3";
+  const std::string other = "BLOCK_K=32,BLOCK_M=128,BLOCK_N=64,SPLIT_K=1;warps=4;stages=4";
+  dir.write("tables/sm90.json",
+            R"({"arch": "sm90", "kernels": {"demo.ops.matmul": {"M=1|N=1|K=1|f32|f32":
+      {"kwargs": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "SPLIT_K": 1}, "num_warps": 8, "num_stages": 3,
+       "equivalent": [{"kwargs": {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "SPLIT_K": 1}, "num_warps": 4, "num_stages": 4}]}}},
+      "nondeterministic": {"demo.ops.matmul": [")" +
+                pinned + R"(", ")" + other + R"("]}})");
+  const std::string file = path(dir, "tables/sm90.json");
+  const auto validated = run_cli({"table", "validate", file});
+  BOOST_TEST(validated.code == 1);
+  BOOST_TEST(validated.out.find("contradiction: " + file +
+                                ": kernel demo.ops.matmul [M=1|N=1|K=1|f32|f32]: pinned config " +
+                                pinned + " is also listed as nondeterministic") !=
+             std::string::npos);
+  BOOST_TEST(validated.out.find("equivalent config " + other) != std::string::npos);
+  BOOST_TEST(validated.out.find("2 contradiction(s)") != std::string::npos);
+  const auto chosen =
+      run_cli({"choose", "--candidates", kCandidates, "--table", path(dir, "tables"), "--arch",
+               "sm90", "--kernel", "demo.ops.matmul", "--key", "M=1|N=1|K=1|f32|f32", "--explain"});
+  BOOST_TEST(chosen.code == 0);
+  BOOST_TEST(chosen.out.find("entry matches candidate 0, which the same table lists as "
+                             "nondeterministic: contradictory, skipped") != std::string::npos);
+  BOOST_TEST(chosen.out.find("(table)") == std::string::npos);  // the fallback rules decided
+  const auto json = nlohmann::json::parse(
+      run_cli({"choose", "--candidates", kCandidates, "--table", path(dir, "tables"), "--arch",
+               "sm90", "--kernel", "demo.ops.matmul", "--key", "M=1|N=1|K=1|f32|f32", "--json"})
+          .out);
+  BOOST_TEST(json["reason"] == "min_cost");
+  BOOST_TEST(json["signature"] != pinned);
+}
+
 BOOST_AUTO_TEST_CASE(diff_reports_added_removed_changed_and_exits_1) {
   TempDir dir;
   dir.write("a.json",
@@ -505,10 +541,14 @@ BOOST_AUTO_TEST_CASE(a_file_given_to_the_wrong_command_is_named_as_what_it_is) {
     std::string is, not_a, reader;
   };
   const std::vector<Case> cases{
-      {{"merge", log.string(), "-o", path(dir, "t.json")}, "JSON choice log", "record file",
+      {{"merge", log.string(), "-o", path(dir, "t.json")},
+       "JSON choice log",
+       "record file",
        "merge and report read the record files"},
-      {{"merge", (dir.path() / "logs").string(), "-o", path(dir, "t.json")}, "JSON choice log",
-       "record file", "TUNELOCK_RECORD=PREFIX"},
+      {{"merge", (dir.path() / "logs").string(), "-o", path(dir, "t.json")},
+       "JSON choice log",
+       "record file",
+       "TUNELOCK_RECORD=PREFIX"},
       {{"merge", kTable, "-o", path(dir, "t.json")}, "JSON table", "record file", "merge"},
       {{"report", log.string()}, "JSON choice log", "record file", "merge and report"},
       {{"verify", record}, "JSON record file", "choice log", "TUNELOCK_CHOICE_LOG=PREFIX"},

@@ -157,4 +157,23 @@ BOOST_AUTO_TEST_CASE(a_config_that_changes_its_own_bits_is_never_the_fastest) {
   BOOST_TEST(read.entries.at(0).candidates.at(1).nondeterministic);
 }
 
+// A gate must not pass what it did not measure: an entry whose pinned
+// config is not among its candidates, or that has none, has no regret.
+BOOST_AUTO_TEST_CASE(an_entry_whose_pinned_config_was_never_measured_fails_the_gate) {
+  AuditEntry absent = entry("M=1", 2.0, 1.0, 1);
+  absent.pinned = "not-a-candidate";
+  AuditEntry empty = entry("M=2", 2.0, 1.0, 1);
+  empty.candidates.clear();
+  const AuditReport report = audit_report({rank(0, {absent, empty})}, 5);
+  BOOST_TEST(report.unmeasured == 2);
+  BOOST_TEST(report.exit_code() == 1);
+  BOOST_TEST(audit_report({rank(0, {absent})}, 1000).exit_code() == 1);  // no limit passes it
+  const std::string text = audit_report_text(report);
+  BOOST_TEST(contains(text, "sm90|pkg.mm|M=1\n  pinned not-a-candidate (table): not run"));
+  BOOST_TEST(contains(text, "  regret unknown: the pinned config was not measured\n"));
+  BOOST_TEST(contains(text, "2 with regret unknown"));
+  BOOST_TEST(audit_report_json(report)["unmeasured"] == 2);
+  BOOST_TEST(audit_report_json(report)["exit_code"] == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -11,6 +11,7 @@
 #include "tunelock/decision/selection.hpp"
 #include "tunelock/runtime/policy_sources.hpp"
 #include "tunelock/tables/table_binary.hpp"
+#include "tunelock/tables/table_contradictions.hpp"
 #include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
@@ -76,13 +77,15 @@ BOOST_AUTO_TEST_CASE(block_sizes_skip_a_flagged_match_and_take_the_next) {
   BOOST_TEST((choice.reason == Reason::block_sizes));
 }
 
-BOOST_AUTO_TEST_CASE(a_table_entry_still_decides_and_other_kernels_are_untouched) {
+// A flagged config never wins: not even the table's own entry pins it
+// (DESIGN), and the flag is the kernel's only.
+BOOST_AUTO_TEST_CASE(a_table_entry_the_table_flags_is_skipped_and_other_kernels_are_untouched) {
   const auto candidates = three();
   InMemoryTable table = flagging("pkg.ops.matmul", candidates[1]);
   table.set("pkg.ops.matmul", "M=1", TableEntry{candidates[1]});
   Notices notices;
   const SelectionRules rules{"sm90", &table, {}, OnMiss::min_cost, &notices};
-  BOOST_TEST(deterministic_choice(kKernel, "M=1", candidates, rules).index == 1u);
+  BOOST_TEST(deterministic_choice(kKernel, "M=1", candidates, rules).index == 2u);
   BOOST_TEST(deterministic_choice({"pkg.ops", "conv"}, "M=1", candidates, rules).index == 1u);
 }
 
@@ -147,6 +150,64 @@ BOOST_AUTO_TEST_CASE(malformed_lists_name_the_file_and_path) {
                       "t.json: nondeterministic.k[0]: empty"));
   BOOST_TEST(contains(error_of([&] { table_from_json(head + R"({"k": [3]}})", "t.json"); }),
                       "t.json: nondeterministic.k[0]"));
+}
+
+// A hand-edited table: its entry pins config 0 and lists config 2 as
+// equivalent, and its own nondeterministic list names both.
+InMemoryTable contradicting(const std::vector<Config>& candidates) {
+  InMemoryTable table("sm90");
+  TableEntry entry{candidates[0]};
+  entry.equivalent = {candidates[2]};
+  table.set("pkg.ops.matmul", "M=1", entry);
+  table.set_nondeterministic(
+      {{"pkg.ops.matmul", {signature(candidates[0]), signature(candidates[2])}}});
+  return table;
+}
+
+BOOST_AUTO_TEST_CASE(an_entry_its_own_table_flags_is_skipped_with_a_warning_and_named) {
+  const auto candidates = three();
+  for (bool binary : {false, true}) {
+    const InMemoryTable written = contradicting(candidates);
+    const auto table = binary ? table_from_binary(table_to_binary(written), "t.tlb")
+                              : table_from_json(table_to_json(written), "t.json");
+    Notices notices;
+    std::vector<std::string> explanation, warnings;
+    const SelectionRules rules{"sm90",   table.get(),  {},       OnMiss::min_cost,
+                               &notices, &explanation, &warnings};
+    const Choice choice = deterministic_choice(kKernel, "M=1", candidates, rules);
+    // Skipped as a stale entry is; the cheapest unflagged config decides.
+    BOOST_TEST((choice.reason == Reason::min_cost));
+    BOOST_TEST(choice.index == 1u);
+    BOOST_TEST(contains(explanation.at(0),
+                        "entry matches candidate 0, which the same table lists as "
+                        "nondeterministic: contradictory, skipped"));
+    BOOST_TEST(
+        contains(warnings.at(0), "table entry for kernel 'pkg.ops.matmul' key 'M=1' on sm90 pins " +
+                                     signature(candidates[0]) +
+                                     ", which the same table lists as nondeterministic; skipped"));
+    const std::vector<Contradiction> found = table_contradictions(*table);
+    BOOST_TEST(found.size() == 2u);
+    BOOST_TEST(found.at(0).text() == "kernel pkg.ops.matmul [M=1]: pinned config " +
+                                         signature(candidates[0]) +
+                                         " is also listed as nondeterministic for that kernel");
+    BOOST_TEST(found.at(1).role == "equivalent");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_equivalent_its_own_table_flags_is_never_worth_timing) {
+  const auto candidates = three();
+  InMemoryTable table("sm90");
+  TableEntry entry{candidates[0]};
+  entry.equivalent = {candidates[2], candidates[1]};
+  entry.faster_equivalents = 2;
+  table.set("pkg.ops.matmul", "M=1", entry);
+  table.set_nondeterministic({{"pkg.ops.matmul", {signature(candidates[2])}}});
+  const Choice choice{0, Reason::table};
+  BOOST_TEST((equivalents_worth_timing(table, kKernel, "M=1", candidates, choice) ==
+              std::vector<std::size_t>{1}));
+  BOOST_TEST((equivalent_candidates(table, kKernel, "M=1", candidates, choice) ==
+              std::vector<std::size_t>{1}));
+  BOOST_TEST(table_contradictions(table).at(0).role == "equivalent");
 }
 
 BOOST_AUTO_TEST_CASE(the_policy_reads_declarations_and_the_check_switch) {

@@ -14,6 +14,7 @@
 #include "tunelock/records/merge.hpp"
 #include "tunelock/records/merge_report.hpp"
 #include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/tables/table_contradictions.hpp"
 #include "tunelock/tables/table_diff.hpp"
 #include "tunelock/tables/table_json.hpp"
 #include "tunelock/verify/verify.hpp"
@@ -31,6 +32,10 @@ json table_summary(const Table& table) {
   // The code each kernel's entries were timed on, as `tunelock table show` lists it.
   for (const auto& [kernel, identity] : table.identities())
     provenance.push_back({"identity", kernel + " " + identity});
+  // Entries the table's own nondeterministic lists contradict: skipped by a
+  // pinned run, as `tunelock table validate` names them.
+  for (const Contradiction& c : table_contradictions(table))
+    provenance.push_back({"contradiction", c.text()});
   return {{"arch", std::string(table.arch())},
           {"entries", table.entry_count()},
           {"source", p.source},

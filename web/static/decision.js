@@ -37,9 +37,13 @@ function refreshTables() {
   if (state.selectTable !== undefined) $('table-select').value = state.selectTable;
   else if (lost && tables.length) $('table-select').value = tables[tables.length - 1].id;
   delete state.selectTable;
+  // Two tables of one arch, where there are: tables of two archs share no
+  // keys, so every entry would show as added or removed.
   if (tables.length > 1 && $('diff-a').value === $('diff-b').value) {
-    $('diff-a').value = tables[0].id;
-    $('diff-b').value = tables[tables.length - 1].id;
+    const last = tables[tables.length - 1];
+    const partner = tables.slice(0, -1).reverse().find((t) => t.summary.arch === last.summary.arch);
+    $('diff-a').value = (partner || tables[0]).id;
+    $('diff-b').value = last.id;
   }
   fillList('kernel-list', manifest() ? Object.keys(manifest().summary.kernels) : []);
   refreshBrowse();
