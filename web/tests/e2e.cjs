@@ -245,7 +245,15 @@ async function example(page) {
   await page.waitForFunction((n) => Number(document.body.dataset.loads || 0) > n, before);
   check((await text(page, '#messages')) === '', 'the example loads without a message');
   check((await text(page, '#decision')).includes('(table)'), 'example: a decision from its table');
-  check((await text(page, '#diff-out')).length > 0, 'example: a diff of two tables');
+  const diffArchs = await page.evaluate(() => ['diff-a', 'diff-b'].map((id) => {
+    const s = document.getElementById(id);
+    return s.options[s.selectedIndex].textContent;
+  }));
+  check(diffArchs[0].startsWith('host-skewed-clocks.json (host)') && diffArchs[1].startsWith('host.json (host)'),
+        `example: the diff compares two tables of one arch: ${diffArchs}`);
+  check((await text(page, '#diff-out')).includes('changed: demo.ops.matmul_splitk'), 'example: the diff shows a changed entry, not every entry added');
+  check((await text(page, '#audit-out')).includes('key(s) audited'), 'example: the audit panel reports the audit files');
+  check((await text(page, '#launches-verdict')).startsWith('identical'), 'example: the launch-logs panel compares the two ranks');
   check((await page.$$('#plot circle')).length > 0, 'example: timings plotted');
   check((await text(page, '#logs-out')).includes('agreed'), 'example: choice logs checked');
   check((await text(page, '#compare-out')).includes('chosen alike'), 'example: two runs compared');
