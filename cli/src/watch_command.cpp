@@ -59,6 +59,36 @@ fs::path watch_library(const Environment& env) {
               std::string(env_names::kWatchLibrary) + " to its path");
 }
 
+// A library that is not the watch library (any other .so given by
+// TUNELOCK_WATCH_LIBRARY) would run the whole command and write no log:
+// it must load and export the watch's entry points.
+void check_watch_library(const fs::path& library) {
+  void* handle = ::dlopen(library.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (!handle)
+    throw Error("cannot load the watch library " + library.string() + ": " + ::dlerror() +
+                " (is CUPTI on LD_LIBRARY_PATH?)");
+  const bool watch =
+      ::dlsym(handle, "InitializeInjection") && ::dlsym(handle, "tunelock_watch_start");
+  ::dlclose(handle);
+  if (!watch)
+    throw Error(library.string() + " is not the tunelock watch library (" + kLibraryName +
+                " exports InitializeInjection and tunelock_watch_start); check " +
+                std::string(env_names::kWatchLibrary));
+}
+
+// The launch logs go beside `prefix`: its folder must exist and take files
+// before the command runs, or a long run's log is lost at its end.
+void check_out_prefix(const std::string& prefix) {
+  const fs::path folder = fs::absolute(prefix).parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec))
+    throw Error("watch --out " + prefix + ": no such directory " + folder.string() +
+                " (create it first)");
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    throw Error("watch --out " + prefix + ": cannot write into " + folder.string() + ": " +
+                std::strerror(errno));
+}
+
 // The CUPTI library the watch library loads: NVTX hands range pushes to
 // CUPTI only where NVTX_INJECTION64_PATH names it.
 std::string cupti_library_of(const fs::path& watch) {
@@ -94,7 +124,9 @@ std::vector<fs::path> logs_written(const std::string& prefix) {
 
 // Runs the command with the injection set; its exit status is ours.
 int watch(const WatchOptions& options, Streams& streams) {
+  check_out_prefix(options.out);
   const fs::path library = watch_library(streams.env);
+  check_watch_library(library);
   const std::string cupti = options.step_nvtx.empty() ? "" : cupti_library_of(library);
   // Logs of an earlier run under the same prefix would be read as this one's.
   for (const fs::path& old : logs_written(options.out)) fs::remove(old);

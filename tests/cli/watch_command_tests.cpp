@@ -83,10 +83,11 @@ BOOST_AUTO_TEST_CASE(bad_logs_and_arguments_exit_2_naming_the_file) {
   BOOST_TEST(no_command.err.find("no command given") != std::string::npos, no_command.err);
 }
 
+#ifdef TUNELOCK_WATCH_LIBRARY_FILE
 BOOST_AUTO_TEST_CASE(running_a_command_passes_its_exit_status_on) {
   TempDir dir;
-  const auto library = dir.write("libtunelock_watch.so", "stands in: nothing loads it");
-  const Environment env{{"TUNELOCK_WATCH_LIBRARY", library.string()}};
+  // The real watch library: CUDA never loads it for these commands.
+  const Environment env{{"TUNELOCK_WATCH_LIBRARY", TUNELOCK_WATCH_LIBRARY_FILE}};
   const std::string out = (dir.path() / "w").string();
   BOOST_TEST(run_cli({"watch", "--out", out, "--", "sh", "-c", "exit 3"}, env).code == 3);
   BOOST_TEST(run_cli({"watch", "--out", out, "--", "true"}, env).code == 0);
@@ -99,5 +100,38 @@ BOOST_AUTO_TEST_CASE(running_a_command_passes_its_exit_status_on) {
   BOOST_TEST(absent.err.find("TUNELOCK_WATCH_LIBRARY: no such file") != std::string::npos,
              absent.err);
 }
+
+// The run must not start when its log cannot be written, nor with a
+// library that is not the watch: a long job would end with nothing.
+BOOST_AUTO_TEST_CASE(an_out_prefix_that_cannot_be_written_or_another_library_stops_before_the_run) {
+  TempDir dir;
+  const Environment env{{"TUNELOCK_WATCH_LIBRARY", TUNELOCK_WATCH_LIBRARY_FILE}};
+  const auto marker = dir.path() / "ran";
+  const std::vector<std::string> command{"--", "touch", marker.string()};
+  auto watch = [&](const std::string& out, const Environment& e) {
+    std::vector<std::string> args{"watch", "--out", out};
+    args.insert(args.end(), command.begin(), command.end());
+    return run_cli(args, e);
+  };
+  const auto missing = watch("/proc/nonexistent/x", env);
+  BOOST_TEST(missing.code == 2);
+  BOOST_TEST(
+      missing.err.find("watch --out /proc/nonexistent/x: no such directory /proc/nonexistent") !=
+          std::string::npos,
+      missing.err);
+  const auto other = dir.write("libother.so", "not a shared library at all");
+  const auto wrong =
+      watch((dir.path() / "w").string(), {{"TUNELOCK_WATCH_LIBRARY", other.string()}});
+  BOOST_TEST(wrong.code == 2);
+  BOOST_TEST(wrong.err.find("cannot load the watch library " + other.string()) != std::string::npos,
+             wrong.err);
+  const auto not_watch = watch((dir.path() / "w").string(),
+                               {{"TUNELOCK_WATCH_LIBRARY", TUNELOCK_OTHER_SHARED_LIBRARY}});
+  BOOST_TEST(not_watch.code == 2);
+  BOOST_TEST(not_watch.err.find("is not the tunelock watch library") != std::string::npos,
+             not_watch.err);
+  BOOST_TEST(!std::filesystem::exists(marker));  // the command never ran
+}
+#endif
 
 BOOST_AUTO_TEST_SUITE_END()
