@@ -2,6 +2,7 @@
 messages as the C++ library and the CLI."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -44,6 +45,18 @@ def test_policy_from_environment_reads_the_same_variables(monkeypatch):
     assert (policy.mode, policy.on_miss, policy.block_sizes) == ("pinned", "error", {"BLOCK_M": 64})
     monkeypatch.setenv("TUNELOCK_MODDE", "pinned")
     with pytest.raises(tunelock.TunelockError, match="TUNELOCK_MODDE"):
+        tunelock.Policy.from_environment()
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("TUNELOCK_VERIFY_TRANSPORT", "nccl2", "invalid value 'nccl2'; allowed: auto, ucx, group"),
+    ("TUNELOCK_WATCH_VERIFY", "2", "invalid value '2'"),
+    ("TUNELOCK_NONDETERMINISTIC", "|", "'|' names no config"),
+])
+def test_bad_values_of_every_variable_are_refused_at_start_with_the_engines_words(
+        monkeypatch, name, value, words):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(tunelock.TunelockError, match=f"{name}: .*{re.escape(words)}"):
         tunelock.Policy.from_environment()
 
 

@@ -67,6 +67,11 @@ BOOST_AUTO_TEST_CASE(invalid_variable_exits_2_naming_it) {
   const auto unknown = run_cli({"policy"}, {{"TUNELOCK_VERIFYSTRICT", "1"}});
   BOOST_TEST(unknown.code == 2);
   BOOST_TEST(unknown.err.find("TUNELOCK_VERIFYSTRICT: unknown variable") != std::string::npos);
+  const auto transport = run_cli({"policy"}, {{"TUNELOCK_VERIFY_TRANSPORT", "nccl2"}});
+  BOOST_TEST(transport.code == 2);
+  BOOST_TEST(transport.err ==
+             "tunelock: TUNELOCK_VERIFY_TRANSPORT: invalid value 'nccl2'; "
+             "allowed: auto, ucx, group\n");
   const auto bad_flag = run_cli({"policy", "--verify", "often"});
   BOOST_TEST(bad_flag.code == 2);
   BOOST_TEST(bad_flag.err.find("verify_every: invalid value 'often'") != std::string::npos);

@@ -194,6 +194,10 @@ BOOST_AUTO_TEST_CASE(invalid_values_name_the_variable_and_the_allowed_values) {
       {"TUNELOCK_BLOCK_M", "0", "positive integer"},
       {"TRITON_AUTOTUNE_BLOCK_N", "-8", "positive integer"},
       {"MCORE_AUTOTUNE_MODE", "timed", "auto, pinned, record"},
+      // Not policy fields, but refused where the policy is read, at start.
+      {"TUNELOCK_VERIFY_TRANSPORT", "nccl2", "auto, ucx, group"},
+      {"TUNELOCK_WATCH_VERIFY", "2", "1, 0, true"},
+      {"TUNELOCK_NONDETERMINISTIC", "|", "names no config"},
   };
   for (const auto& [name, value, allowed] : cases) {
     const std::string message = error_of([&] { policy_from_environment({{name, value}}); });

@@ -37,6 +37,11 @@ std::vector<DeclaredConfig> parse_declared_configs(std::string_view text,
     if (std::find(out.begin(), out.end(), declared) == out.end())
       out.push_back(std::move(declared));
   }
+  // Separators alone ("|") declare nothing: a mistake, not an empty list.
+  if (out.empty() && !text::trimmed(text).empty())
+    throw Error(origin + ": '" + std::string(text) +
+                "' names no config; expected items such as "
+                "'pkg.matvec@BLOCK_K=64,SPLIT=4;warps=4;stages=2' joined by '|'");
   return out;
 }
 

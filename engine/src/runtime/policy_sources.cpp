@@ -289,8 +289,20 @@ std::vector<BlockSize> parse_block_sizes(std::string_view text, const std::strin
   return out;
 }
 
+// The values of the variables that are not policy fields, checked where
+// the policy is read (every face reads it at start), so a bad one is
+// refused before a run rather than at its first check or never.
+void reject_bad_values(const Environment& env) {
+  if (const std::string watch = env_value(env, env_names::kWatchVerify); !trim(watch).empty())
+    parse_boolean(env_names::kWatchVerify, trim(watch));
+  const std::string transport = std::string(trim(env_value(env, env_names::kVerifyTransport)));
+  if (!transport.empty() && transport != "auto" && transport != "ucx" && transport != "group")
+    invalid_value(env_names::kVerifyTransport, transport, "auto, ucx, group");
+}
+
 Policy policy_from_environment(const Environment& env) {
   reject_unknown_variables(env);
+  reject_bad_values(env);
   Policy policy;
   for (const Field& field : kFields) {
     if (field.env.empty()) continue;
