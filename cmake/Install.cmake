@@ -46,6 +46,9 @@ if(TARGET tunelock_cuda)
 endif()
 
 install(TARGETS tunelock RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# Where bash-completion loads a command's completion on first use.
+install(FILES ${PROJECT_BINARY_DIR}/cli/tunelock.bash
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME tunelock)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/tables/ DESTINATION ${CMAKE_INSTALL_DATADIR}/tunelock/tables
   FILES_MATCHING PATTERN "*.json" PATTERN "*.tlb")
 

@@ -37,6 +37,9 @@ Command add_timings_command(CLI::App& app);
 Command add_preview_command(CLI::App& app);
 Command add_log_command(CLI::App& app);
 Command add_watch_command(CLI::App& app);
+Command add_help_command(CLI::App& app);
+// Registered last: its script lists every command registered before it.
+Command add_completion_command(CLI::App& app);
 
 // The first parsed subcommand's action of `parent`, for commands with
 // their own subcommands (`tunelock table show ...`).

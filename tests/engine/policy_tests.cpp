@@ -2,7 +2,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include "captured_log.hpp"
+#include "tunelock/base/environment.hpp"
 #include "tunelock/base/error.hpp"
+#include "tunelock/base/variables.hpp"
 #include "tunelock/runtime/policy_sources.hpp"
 
 using namespace tunelock;
@@ -222,6 +224,28 @@ BOOST_AUTO_TEST_CASE(unknown_variables_are_errors_not_ignored) {
   BOOST_CHECK_NO_THROW(policy_from_environment({{"TUNELOCK_JOB_TOKEN", "abc"},
                                                 {"TUNELOCK_CHOICE_LOG", "/tmp/log"},
                                                 {"TUNELOCK_MASTER_ADDR", "10.0.0.1"}}));
+}
+
+BOOST_AUTO_TEST_CASE(the_documented_variables_are_exactly_the_accepted_ones) {
+  // Every documented name is accepted (its value may be refused, its name never).
+  for (const tunelock::VariableInfo& v : tunelock::documented_variables()) {
+    BOOST_TEST_CONTEXT(v.name) {
+      BOOST_TEST(!v.meaning.empty());
+      BOOST_TEST(!v.default_value.empty());
+      std::string name(v.name);
+      if (name == "TUNELOCK_BLOCK_<NAME>") name = "TUNELOCK_BLOCK_M";
+      const std::string message = error_of([&] { policy_from_environment({{name, "x"}}); });
+      BOOST_TEST(!contains(message, "unknown variable"), message);
+    }
+  }
+  // The names the rest of the code spells are documented.
+  for (std::string_view name : tunelock::env_names::kAll)
+    BOOST_TEST(tunelock::find_variable(name) != nullptr, name);
+  for (std::string_view name : tunelock::env_names::kBuildOnly)
+    BOOST_TEST(tunelock::find_variable(name) != nullptr, name);
+  BOOST_TEST(tunelock::find_variable("TUNELOCK_BLOCK_K")->name == "TUNELOCK_BLOCK_<NAME>");
+  BOOST_TEST(tunelock::find_variable("TUNELOCK_BLOCK_") == nullptr);
+  BOOST_TEST(tunelock::find_variable("TUNELOCK_NOPE") == nullptr);
 }
 
 BOOST_AUTO_TEST_CASE(an_unknown_variable_names_the_nearest_and_lists_every_accepted_one) {

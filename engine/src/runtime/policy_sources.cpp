@@ -10,6 +10,7 @@
 #include "base/text.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/log.hpp"
+#include "tunelock/base/variables.hpp"
 
 namespace tunelock {
 namespace {
@@ -183,18 +184,19 @@ const std::string* lookup(const Environment& env, const std::string& name) {
   return it == env.end() || trim(it->second).empty() ? nullptr : &it->second;
 }
 
-// Every variable name after its prefix: the policy fields (and their older
-// names), then, for TUNELOCK_ only, the launch, watch, log and build ones.
+// Every variable name after its prefix: for MCORE_AUTOTUNE_, the policy
+// fields (and their older names); for TUNELOCK_, the documented variables.
 std::vector<std::string_view> known_suffixes(bool tunelock_prefix) {
   std::vector<std::string_view> out;
   for (const Field& f : kFields) {
     if (!f.env.empty()) out.push_back(f.env);
     if (!f.env_alias.empty()) out.push_back(f.env_alias);
   }
-  if (tunelock_prefix) {
-    for (std::string_view name : env_names::kAll) out.push_back(name.substr(kPrefix.size()));
-    for (std::string_view name : env_names::kBuildOnly) out.push_back(name.substr(kPrefix.size()));
-  }
+  if (!tunelock_prefix) return out;
+  // TUNELOCK_ names: exactly the documented ones (the policy fields among them).
+  out.clear();
+  for (const VariableInfo& v : documented_variables())
+    if (!v.name.starts_with("TUNELOCK_BLOCK_")) out.push_back(v.name.substr(kPrefix.size()));
   return out;
 }
 
