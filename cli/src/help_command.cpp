@@ -15,7 +15,8 @@ void print_environment(std::ostream& out, bool names_only) {
     for (const VariableInfo& v : documented_variables()) out << v.name << "\n";
     return;
   }
-  out << "TUNELOCK_* variables (an unknown one, or a bad value, is an error naming it).\n"
+  out << "TUNELOCK_* variables (an unknown one, or a bad value, is an error naming it;\n"
+         "a bad TUNELOCK_LOG_LEVEL is a warning, and info is used).\n"
          "Booleans: 1/0, true/false, yes/no, on/off in any case. Megatron's MCORE_AUTOTUNE_*\n"
          "names of the policy variables are read too; the TUNELOCK_ name wins.\n";
   std::string_view topic;

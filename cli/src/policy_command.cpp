@@ -43,7 +43,8 @@ void print_text(const Policy& policy, std::ostream& out) {
       << "nondeterministic: " << declared_configs_text(policy.nondeterministic) << "\n"
       << "check_bits:       " << policy.check_bits << "\n"
       << "equivalent:       " << to_string(policy.equivalent) << "\n"
-      << "provenance:       " << to_string(policy.provenance) << "\n";
+      << "provenance:       " << to_string(policy.provenance) << "\n"
+      << "identity:         " << to_string(policy.identity) << "\n";
 }
 
 int show_policy(const PolicyFlags& flags, Streams& streams) {
@@ -75,7 +76,7 @@ Command add_policy_command(CLI::App& app) {
     cmd->add_flag_function(
         name, [flags, key](std::int64_t) { flags->pairs.emplace_back(key, "true"); }, help);
   };
-  value_flag("--mode", "mode", "auto, pinned or record");
+  value_flag("--mode", "mode", "auto, pinned, record, audit or consensus");
   value_flag("--modules", "modules", "Comma-separated module prefixes in scope");
   value_flag("--config-invariant", "config_invariant", "Comma-separated kernels never pinned");
   value_flag("--table-path", "table_path", "Colon-separated table directories");

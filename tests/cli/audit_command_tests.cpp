@@ -91,6 +91,8 @@ BOOST_AUTO_TEST_CASE(show_prints_who_voted_and_the_policy_knows_the_provenance_c
   const auto policy = run_cli({"policy", "--provenance", "strict"});
   BOOST_TEST(policy.code == 0);
   BOOST_TEST(policy.out.find("provenance:       strict") != std::string::npos);
+  const auto identity = run_cli({"policy"}, {{"TUNELOCK_IDENTITY", "ignore"}});
+  BOOST_TEST(identity.out.find("identity:         ignore\n") != std::string::npos, identity.out);
   const auto bad = run_cli({"policy"}, {{"TUNELOCK_PROVENANCE", "sometimes"}});
   BOOST_TEST(bad.code == 2);
   BOOST_TEST(bad.err.find("warn, strict, ignore") != std::string::npos, bad.err);

@@ -1,4 +1,4 @@
-// Consensus mode's state on one rank (README "Consensus tuning"): the
+// Consensus mode's state on one rank (docs/consensus.md): the
 // timings of keys first called since the last check, the winners the
 // group agreed on, and, on the group's root, every rank's timings so far.
 //

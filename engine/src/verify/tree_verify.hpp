@@ -1,4 +1,4 @@
-// Verification along the collective's tree (README "Verification at scale"):
+// Verification along the collective's tree (docs/many-ranks.md, "Verification at scale"):
 // entries travel as (XXH3-64 of key, XXH3-64 of value); the tree keeps, per
 // key hash, the smallest and largest value hash; rank 0 compares with the
 // agreed set and sends the verdict down. Only keys it suspects make a
