@@ -188,15 +188,16 @@ const std::string* lookup(const Environment& env, const std::string& name) {
 // fields (and their older names); for TUNELOCK_, the documented variables.
 std::vector<std::string_view> known_suffixes(bool tunelock_prefix) {
   std::vector<std::string_view> out;
+  if (tunelock_prefix) {
+    // TUNELOCK_ names: exactly the documented ones (the policy fields among them).
+    for (const VariableInfo& v : documented_variables())
+      if (!v.name.starts_with("TUNELOCK_BLOCK_")) out.push_back(v.name.substr(kPrefix.size()));
+    return out;
+  }
   for (const Field& f : kFields) {
     if (!f.env.empty()) out.push_back(f.env);
     if (!f.env_alias.empty()) out.push_back(f.env_alias);
   }
-  if (!tunelock_prefix) return out;
-  // TUNELOCK_ names: exactly the documented ones (the policy fields among them).
-  out.clear();
-  for (const VariableInfo& v : documented_variables())
-    if (!v.name.starts_with("TUNELOCK_BLOCK_")) out.push_back(v.name.substr(kPrefix.size()));
   return out;
 }
 
