@@ -9,9 +9,17 @@ O(new keys) integers otherwise; an all-gather of conflicting keys' texts
 only when there are some). Without a process group, the engine's UCX
 collective from the environment (RANK/WORLD_SIZE and the rendezvous
 variables), a group of one when WORLD_SIZE is 1. Never all_gather_object:
-no pickling, and nothing a rank receives grows with the number of ranks."""
-import ctypes
+no pickling, and nothing a rank receives grows with the number of ranks.
 
+A check's collectives wait until its deadline (TUNELOCK_VERIFY_TIMEOUT
+after it began, less the time the roll call keeps); when one fails or times
+out, the survivors find who left through the group's store
+(_roll_call.py) and raise naming that rank, not the transport's own error."""
+import ctypes
+import time
+from datetime import timedelta
+
+from . import _roll_call
 from ._native import ALL_REDUCE_FN, GATHER_FN, check, encode, lib
 
 _SUM, _MIN = 0, 1
@@ -45,6 +53,18 @@ class _TensorTransport:
         self.device = _device(dist, group)
         self.size = dist.get_world_size(group)
         self.failure = []
+        self.deadline = None  # monotonic seconds: when this check's collectives give up
+
+    def _complete(self, work):
+        """Waits for an asynchronous collective until the check's deadline:
+        a peer that is gone must not hold this rank for the process
+        group's own timeout (30 minutes by default)."""
+        remaining = self.deadline - time.monotonic() if self.deadline is not None else None
+        if remaining is None:
+            work.wait()
+            return
+        if remaining <= 0 or not work.wait(timeout=timedelta(seconds=remaining)):
+            raise TimeoutError("the collective did not complete by the check's deadline")
 
     def all_reduce(self, _context, values, count, op):
         try:
@@ -55,7 +75,8 @@ class _TensorTransport:
                 return 0
             tensor = host.to(self.device) if self.device.type != "cpu" else host
             reduce_op = self.dist.ReduceOp.SUM if op == _SUM else self.dist.ReduceOp.MIN
-            self.dist.all_reduce(tensor, op=reduce_op, group=self.group)
+            self._complete(self.dist.all_reduce(tensor, op=reduce_op, group=self.group,
+                                                async_op=True))
             if tensor is not host:
                 host.copy_(tensor.cpu())
             return 0
@@ -71,7 +92,7 @@ class _TensorTransport:
             size = torch.tensor([length], dtype=torch.int64, device=self.device)
             sizes = [torch.zeros(1, dtype=torch.int64, device=self.device)
                      for _ in range(self.size)]
-            dist.all_gather(sizes, size, group=self.group)
+            self._complete(dist.all_gather(sizes, size, group=self.group, async_op=True))
             lengths = [int(s.item()) for s in sizes]
             longest = max(lengths)
             mine = torch.zeros(longest, dtype=torch.uint8)
@@ -81,7 +102,7 @@ class _TensorTransport:
             mine = mine.to(self.device)
             padded = [torch.zeros(longest, dtype=torch.uint8, device=self.device)
                       for _ in range(self.size)]
-            dist.all_gather(padded, mine, group=self.group)
+            self._complete(dist.all_gather(padded, mine, group=self.group, async_op=True))
             for data, n in zip(padded, lengths):
                 check(lib.tunelock_gather_add(sink, bytes(data[:n].cpu().numpy())
                                               if n else b"", n))
@@ -106,6 +127,24 @@ class _GroupCheck:
         self.transport = _TensorTransport(dist, group)
         self.gather = GATHER_FN(self.transport.gather)
         self.all_reduce = ALL_REDUCE_FN(self.transport.all_reduce)
+        self.checks = 0  # every member counts the same checks: the roll call's name
+        from ._api import installed_policy
+        self.timeout_s = float(installed_policy().verify_timeout_s)
+
+    def begin(self):
+        """A new check: its number and its collectives' deadline."""
+        self.checks += 1
+        self.started = time.monotonic()
+        self.transport.failure.clear()
+        self.transport.deadline = self.started + self.timeout_s - _roll_call.kept_for(
+            self.timeout_s)
+
+    def lost(self, dist, failure):
+        """The error a survivor raises: who left, found by a roll call."""
+        return _roll_call.who_left(
+            _roll_call.default_store(dist), f"tunelock/left/{self.group_id.decode()}/{self.checks}",
+            list(self.world), self.world[self.rank], failure,
+            until=self.started + self.timeout_s)
 
     def matches(self, dist, group):
         return (self.rank, self.size) == (dist.get_rank(group), dist.get_world_size(group))
@@ -132,7 +171,7 @@ def run_verify(iteration, group):
     prepared = _checks.get(group)
     if prepared is None or not prepared.matches(dist, group):
         prepared = _checks[group] = _GroupCheck(dist, group)
-    prepared.transport.failure.clear()
+    prepared.begin()
     over_ucx = ctypes.c_int(0)
     status = lib.tunelock_verify_group(iteration, prepared.rank, prepared.size,
                                        prepared.group_id, prepared.world, prepared.gather,
@@ -140,6 +179,6 @@ def run_verify(iteration, group):
                                        ctypes.byref(over_ucx))
     last_over_ucx = bool(over_ucx.value)
     if status != 0 and prepared.transport.failure:
-        raise prepared.transport.failure[0]
+        raise prepared.lost(dist, prepared.transport.failure[0])
     check(status)
     return verdict.value
