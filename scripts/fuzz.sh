@@ -21,7 +21,10 @@ cmake --preset fuzz >/dev/null
 nice -n 10 cmake --build "$build" -j "$jobs" >/dev/null
 
 # Seeds: the JSON fixtures as they are, the binary forms written by the
-# engine from them.
+# engine from them, and what the engine itself sends and writes (a
+# consensus round's payloads, an equivalents cache, torch.compile's tables,
+# choice logs and sidecars); targets that read several files take them as
+# parts of one input (fuzz/split_input.hpp).
 seeds=$build/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds"/{table_json,record,candidates,file_kind}
@@ -40,7 +43,8 @@ done
 
 failed=0
 for target in table_json table_binary record timings choice_log verify_batch verify_tree candidates \
-  policy_environment bootstrap_hello file_kind audit launches; do
+  policy_environment bootstrap_hello file_kind audit launches consensus equivalent_cache \
+  kernel_identities table_coverage inductor_choice; do
   corpus=$build/corpus/$target
   mkdir -p "$corpus" "$build/crashes/$target"
   log=$build/$target.log

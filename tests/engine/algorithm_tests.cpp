@@ -8,12 +8,14 @@
 #include "tables/table_json_fast.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/decision/selection.hpp"
+#include "tunelock/model/candidates.hpp"
 #include "tunelock/model/config_json.hpp"
 #include "tunelock/tables/table_binary.hpp"
 #include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
 using tunelock::testing::CapturedLog;
+using tunelock::testing::contains;
 using tunelock::testing::error_of;
 
 namespace {
@@ -107,6 +109,37 @@ BOOST_AUTO_TEST_CASE(a_table_with_a_bad_algorithm_is_refused_by_name) {
                table_from_json(bad, "tables/sm90.json");
              }).find("'a;b' is not an algorithm name") != std::string::npos);
   BOOST_TEST(!detail::fast_table_from_json(bad, "tables/sm90.json"));  // the full one says why
+}
+
+BOOST_AUTO_TEST_CASE(every_form_names_the_file_and_member_of_a_bad_algorithm) {
+  const std::string aten = R"("kwargs": {}, "num_warps": 0, "num_stages": 0, "algorithm": )";
+  const std::string equivalent =
+      table_text("{" + aten + R"("aten_mm", "equivalent": [{)" + aten + R"("aten mm"}]})");
+  const std::string error = error_of([&] { table_from_json(equivalent, "tables/sm90.json"); });
+  BOOST_TEST(
+      contains(error,
+               "tables/sm90.json: kernels.inductor.mm[\"k\"].equivalent[0].algorithm: 'aten mm' "
+               "is not an algorithm name"),
+      error);
+  // The binary table: a name no writer of this tunelock stores.
+  InMemoryTable table("sm90");
+  table.set("inductor.mm", "k", TableEntry{with_algorithm(make_config({}, 0, 0), "a;b")});
+  BOOST_TEST(
+      contains(error_of([&] { table_from_binary(table_to_binary(table), "tables/sm90.tlb"); }),
+               "tables/sm90.tlb: configs[0]: algorithm 'a;b' is not an algorithm name"));
+  // torch.compile's candidates, as the C ABI names them, and a manifest's.
+  BOOST_TEST(contains(error_of([&] {
+                        config_from_json(nlohmann::json::parse("{" + aten + "3}"), "candidates[1]");
+                      }),
+                      "candidates[1].algorithm: expected a string"));
+  BOOST_TEST(contains(error_of([&] {
+                        candidates_from_json(R"({"kernels": {"inductor.mm": {"key": ["M"], )"
+                                             R"("configs": [{)" +
+                                                 aten + R"("a=b"}]}}})",
+                                             "c.json");
+                      }),
+                      "c.json: kernels.inductor.mm.configs[0].algorithm: 'a=b' is not an "
+                      "algorithm name"));
 }
 
 BOOST_AUTO_TEST_CASE(on_miss_takes_the_kernels_own_default_and_says_so) {

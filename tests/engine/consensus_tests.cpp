@@ -323,9 +323,9 @@ BOOST_AUTO_TEST_CASE(a_garbled_batch_is_named_on_every_rank) {
       r.runtime.verify(*member);
     });
     for (int r = 0; r < 3; ++r)
-      BOOST_TEST(message_of(errors[r]) ==
+      BOOST_TEST(message_of(errors[r]).starts_with(
                      "consensus check: group rank 2 sent a partial that is not a JSON array of "
-                     "batches",
+                     "batches (partial: not valid JSON at byte"),
                  message_of(errors[r]));
   }
 }

@@ -83,6 +83,28 @@ BOOST_AUTO_TEST_CASE(a_bad_identity_is_named_where_it_is) {
       contains(error_of([&] { add_timings_from_json(r, sidecar, "s.json"); }), "identities.sm90"));
 }
 
+BOOST_AUTO_TEST_CASE(every_identity_reader_names_the_file_and_member) {
+  RecordFile r;
+  BOOST_TEST(contains(error_of([&] {
+                        add_timings_from_json(
+                            r, R"({"timings": {}, "identities": {"sm90": {"pkg.mm": 1}}})",
+                            "run.rank0.timings.json");
+                      }),
+                      "run.rank0.timings.json: identities.sm90.pkg.mm: expected a string"));
+  // The binary sidecar: an identity no writer leaves empty.
+  RecordFile empty = record(0, "");
+  empty.identities["sm90"]["pkg.mm"] = "";
+  BOOST_TEST(contains(
+      error_of([&] { add_timings(r, timings_to_binary(empty), "run.rank0.timings.tlrt"); }),
+      "run.rank0.timings.tlrt: identities[0].identity: empty"));
+  const std::string log = R"({"rank": 0, "entries": {}, "identities": )";
+  BOOST_TEST(contains(
+      error_of([&] { choice_log_from_bytes(log + R"({"sm90|pkg.mm": 3}})", "c.rank0.json"); }),
+      "c.rank0.json: identities[\"sm90|pkg.mm\"]: expected a string"));
+  BOOST_TEST(contains(error_of([&] { choice_log_from_bytes(log + "[]}", "c.rank0.json"); }),
+                      "c.rank0.json: identities: expected an object"));
+}
+
 BOOST_AUTO_TEST_CASE(sidecar_identities_round_trip_json_and_binary) {
   RecordFile r = record(0, "version:7");
   RecordFile from_json, from_binary;
@@ -163,6 +185,34 @@ BOOST_AUTO_TEST_CASE(a_full_table_covers_a_run_and_timed_choices_need_only_an_en
   BOOST_TEST(report.answered == 2u);
   BOOST_TEST(report.exit_code() == 0);
   BOOST_TEST(coverage_json(report)["covered"] == true);
+}
+
+// A kernel filed under its bare name (Megatron's tables, Inductor's
+// generated kernels) is compared by the identity filed under that name.
+// The name the table answered under was once a view into a KernelId gone
+// when the lookup returned (fuzz/regressions/table_coverage/).
+BOOST_AUTO_TEST_CASE(a_kernel_filed_under_its_bare_name_is_compared_by_identity) {
+  const std::string bare = "triton_red_fused_native_layer_norm_0";
+  InMemoryTable table("sm90");
+  table.set(bare, "x=1", TableEntry{kSmall});
+  table.set_identities({{bare, "triton:new"}});
+  ChoiceLogFile log{
+      0, {{"sm90|inductor.generated." + bare + "|x=1", signature(kSmall) + ";pinned"}}, {}};
+  log.identities["sm90|inductor.generated." + bare] = "triton:old";
+  const CoverageReport report = table_coverage(table, {log}, {"c.rank0.json"});
+  BOOST_REQUIRE(report.misses.size() == 1u);
+  BOOST_TEST((report.misses[0].gap == CoverageGap::identity));
+  BOOST_TEST(report.misses[0].table_identity == "triton:new");
+  BOOST_TEST(report.misses[0].run_identity == "triton:old");
+}
+
+BOOST_AUTO_TEST_CASE(a_log_whose_key_is_malformed_is_named_with_its_entry) {
+  const std::vector<ChoiceLogFile> logs{
+      log_of(0, {{"sm90|pkg.mm|M=1", signature(kSmall) + ";pinned"}}),
+      log_of(1, {{"sm90|pkg.mm", signature(kSmall) + ";pinned"}})};
+  BOOST_TEST(error_of([&] {
+               table_coverage(table_with(""), logs, {"c.rank0.json", "c.rank1.json"});
+             }) == "c.rank1.json: entry 'sm90|pkg.mm' is not arch|kernel|key");
 }
 
 BOOST_AUTO_TEST_CASE(logs_of_another_arch_are_an_error_naming_it) {

@@ -17,7 +17,9 @@ namespace {
 struct Told {
   bool answered = false;
   std::string stale_entry;  // an entry that named none of what ran
-  std::string_view filed_under;
+  // A copy: the bare name is a view into tell's own KernelId, gone when it
+  // returns.
+  std::string filed_under;
 };
 
 Told tell(const Table& table, const std::string& qualified, const std::string& key,

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 
+#include "io/json_checks.hpp"
 #include "tunelock/base/error.hpp"
+#include "tunelock/io/json_reader.hpp"
+#include "tunelock/io/rank_files.hpp"
 #include "tunelock/model/config_json.hpp"
 #include "tunelock/records/merge.hpp"
 #include "tunelock/records/timings_sidecar.hpp"
@@ -38,20 +41,28 @@ json batch_json(const ConsensusSender& me,
 }
 
 RecordFile batch_record(const json& batch, int from_group_rank) {
+  using namespace json_checks;
   const std::string where =
       "consensus check: the timings from group rank " + std::to_string(from_group_rank);
-  if (!batch.is_object() || !batch.contains("rank") || !batch["rank"].is_number_integer() ||
-      !batch.contains("record") || !batch["record"].is_string() || !batch.contains("timings") ||
-      !batch["timings"].is_string() || !batch.contains("origin") || !batch["origin"].is_string() ||
-      !batch.contains("run") || !batch["run"].is_string())
+  if (!batch.is_object())
     throw Error(where + " are not a consensus batch (rank, origin, run, record, timings)");
-  const std::string origin = batch["origin"].get<std::string>();
-  RecordFile record =
-      record_from_json(batch["record"].get<std::string>(), where + " (" + origin + ")");
-  add_timings_from_json(record, batch["timings"].get<std::string>(), where + " (" + origin + ")");
+  // Each member named where it is missing or of the wrong type: a peer's
+  // payload is read as strictly as a file.
+  auto member = [&](std::string_view field) -> const json& {
+    const json* found = find_member(batch, field);
+    if (!found) throw Error(where + ": " + std::string(field) + ": missing");
+    return *found;
+  };
+  const int rank = static_cast<int>(require_int(member("rank"), where + ": rank", 0, kMaxRank));
+  const std::string origin = require_string(member("origin"), where + ": origin");
+  const std::string run = require_string(member("run"), where + ": run");
+  const std::string record_text = require_string(member("record"), where + ": record");
+  const std::string timings_text = require_string(member("timings"), where + ": timings");
+  RecordFile record = record_from_json(record_text, where + " (" + origin + ")");
+  add_timings_from_json(record, timings_text, where + " (" + origin + ")");
   record.origin = origin;
-  record.run = batch["run"].get<std::string>();
-  record.rank = batch["rank"].get<int>();
+  record.run = run;
+  record.rank = rank;
   return record;
 }
 
@@ -68,7 +79,16 @@ class TimingsRound final : public TreeReduction {
 
   void absorb(int from_group_rank, std::string_view partial) override {
     if (!error_.empty()) return;
-    const json batches = json::parse(partial, nullptr, /*allow_exceptions=*/false);
+    // The engine's reader, as for a file: a peer's payload nested deeper
+    // than its limit is refused, never copied or printed recursively.
+    json batches;
+    try {
+      batches = parse_json(partial, "partial");
+    } catch (const Error& e) {
+      error_ = "consensus check: group rank " + std::to_string(from_group_rank) +
+               " sent a partial that is not a JSON array of batches (" + e.what() + ")";
+      return;
+    }
     if (batches.is_object() && batches.contains("error") && batches["error"].is_string()) {
       error_ = batches["error"].get<std::string>();  // found below this rank: passed up
       return;
@@ -121,16 +141,30 @@ class TimingsRound final : public TreeReduction {
   std::string text_, error_;
 };
 
+// Every rank reads the verdict; a malformed one is an Error naming the
+// member, never a JSON library exception.
 std::vector<Decided> read_verdict(const std::string& text, std::uint64_t check) {
-  const json verdict = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!verdict.is_object())
-    throw Error("consensus check " + std::to_string(check) + ": the root's verdict is not JSON");
-  if (verdict.contains("error")) throw Error(verdict["error"].get<std::string>());
+  using namespace json_checks;
+  const std::string where = "consensus check " + std::to_string(check) + ": the root's verdict";
+  const json verdict = parse_json(text, where);
+  require_object(verdict, where);
+  if (const json* error = find_member(verdict, "error"))
+    throw Error(require_string(*error, where + ": error"));
+  const json* decided_at = find_member(verdict, "check");
+  if (!decided_at) throw Error(where + ": check: missing");
+  const auto at = static_cast<std::uint64_t>(require_int(*decided_at, where + ": check", 0));
+  const json* winners = find_member(verdict, "winners");
+  if (!winners) throw Error(where + ": winners: missing");
+  require_array(*winners, where + ": winners");
   std::vector<Decided> out;
-  for (const json& w : verdict.at("winners")) {
-    out.push_back(
-        {{w.at(0).get<std::string>(), w.at(1).get<std::string>(), w.at(2).get<std::string>()},
-         {w.at(3).get<std::string>(), verdict.at("check").get<std::uint64_t>()}});
+  for (std::size_t i = 0; i < winners->size(); ++i) {
+    const std::string item = index_path(where + ": winners", i);
+    const json& w = (*winners)[i];
+    if (!w.is_array() || w.size() != 4)
+      throw Error(item + ": expected [arch, kernel, key, signature], got " + describe(w));
+    std::string fields[4];
+    for (std::size_t f = 0; f < 4; ++f) fields[f] = require_string(w[f], index_path(item, f));
+    out.push_back({{fields[0], fields[1], fields[2]}, {fields[3], at}});
   }
   return out;
 }

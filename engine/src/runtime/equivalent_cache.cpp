@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_checks.hpp"
 #include "tunelock/base/environment.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/log.hpp"
@@ -47,15 +48,21 @@ bool EquivalentCache::read_file_into(std::map<std::string, std::string>& picks) 
   if (!std::filesystem::exists(path_, ec)) return true;  // none yet: an empty cache
   const std::string where = path_.string();
   try {
+    using namespace json_checks;
     const nlohmann::json root = parse_json(read_file(path_), where);
-    if (!root.is_object() || root.value("format", "") != kFormat)
+    // Each member checked for its type before it is read, so the warning
+    // names the file and the member (never a JSON library's own text).
+    const nlohmann::json* format = root.is_object() ? find_member(root, "format") : nullptr;
+    if (!format || !format->is_string() || format->get_ref<const std::string&>() != kFormat)
       throw Error(where + ": not a tunelock equivalent cache (no \"format\": \"" +
                   std::string(kFormat) + "\")");
-    if (root.value("format_version", 0) != kFormatVersion)
-      throw Error(where + ": format_version " +
-                  root.value("format_version", nlohmann::json()).dump() + " is not 1");
-    const nlohmann::json& stored = root.at("picks");
-    if (!stored.is_object()) throw Error(where + ": picks: expected an object");
+    const nlohmann::json* version = find_member(root, "format_version");
+    if (!version) throw Error(where + ": format_version: missing");
+    if (require_int(*version, where + ": format_version") != kFormatVersion)
+      throw Error(where + ": format_version " + version->dump() + " is not 1");
+    const nlohmann::json* found = find_member(root, "picks");
+    if (!found) throw Error(where + ": picks: missing");
+    const nlohmann::json& stored = require_object(*found, where + ": picks");
     for (const auto& [key, signature] : stored.items()) {
       if (!signature.is_string() || signature.get<std::string>().empty())
         throw Error(where + ": picks[\"" + key + "\"]: expected a config signature");
