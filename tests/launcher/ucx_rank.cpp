@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "killing_collective.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/rank_environment.hpp"
 #include "tunelock/launcher/ucx_collective.hpp"
@@ -79,6 +80,31 @@ int consensus_killed(Runtime& runtime, Collective& world, const RankInfo& me) {
   return 1;
 }
 
+// The last rank dies during the second check, once its partial went up
+// the tree: rank 0 comes to that check late, so the others are still
+// waiting for the verdict. Every survivor names it.
+int killed_during(Runtime& runtime, Collective& world, const RankInfo& me) {
+  testing::KillingCollective transport(world, me.rank == me.world_size - 1,
+                                       testing::KillMoment::during);
+  for (int i = 0; i < 10; ++i) log(runtime, "M=" + std::to_string(i), kA);
+  runtime.verify(transport);
+  log(runtime, "M=100", kA);
+  transport.arm();
+  if (me.rank == 0) std::this_thread::sleep_for(std::chrono::seconds(1));
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    runtime.verify(transport);
+    runtime.verify(transport);  // a survivor whose round had ended meets it gone here
+  } catch (const Error& e) {
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("rank %d: failed after %.1f s: %s\n", me.rank, s, e.what());
+    return 4;
+  }
+  std::printf("rank %d: the checks did not fail\n", me.rank);
+  return 1;
+}
+
 int run(const std::string& scenario) {
   const Environment env = process_environment();
   const RankInfo me = rank_from_environment(env);
@@ -135,6 +161,7 @@ int run(const std::string& scenario) {
     return 0;
   }
   if (scenario == "consensus_killed") return consensus_killed(runtime, *world, me);
+  if (scenario == "killed_during") return killed_during(runtime, *world, me);
   if (scenario == "disjoint") {
     log(runtime, "stage=" + std::to_string(me.rank), me.rank % 2 ? kA : kB);
     std::printf("rank %d: %s\n", me.rank, runtime.verify(*world).agreed ? "agreed" : "DIFFER");
@@ -163,7 +190,8 @@ int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(
         stderr,
-        "usage: ucx_rank agree|conflict|strict|disjoint|die|killed|subgroups|consensus_killed\n");
+        "usage: ucx_rank agree|conflict|strict|disjoint|die|killed|killed_during|subgroups|"
+        "consensus_killed\n");
     return 2;
   }
   // Line-buffered: a rank stopped by the launcher after printing its
