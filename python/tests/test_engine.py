@@ -52,6 +52,8 @@ def test_policy_from_environment_reads_the_same_variables(monkeypatch):
     ("TUNELOCK_VERIFY_TRANSPORT", "nccl2", "invalid value 'nccl2'; allowed: auto, ucx, group"),
     ("TUNELOCK_WATCH_VERIFY", "2", "invalid value '2'"),
     ("TUNELOCK_NONDETERMINISTIC", "|", "'|' names no config"),
+    ("TUNELOCK_LOG_LEVEL", "loud",
+     "invalid value 'loud'; allowed: trace, debug, info, warn, error, critical, off"),
 ])
 def test_bad_values_of_every_variable_are_refused_at_start_with_the_engines_words(
         monkeypatch, name, value, words):

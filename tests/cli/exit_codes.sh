@@ -20,8 +20,12 @@ expect() {  # expect CODE DESCRIPTION STREAM PATTERN -- COMMAND...
     echo "ok: $what (exit $code)"
   fi
 }
-expect 0 "an unknown TUNELOCK_LOG_LEVEL is said even when nothing else logs" stderr \
-  "TUNELOCK_LOG_LEVEL=loud is not a level" -- env TUNELOCK_LOG_LEVEL=loud "$tunelock" policy
+expect 2 "an unknown TUNELOCK_LOG_LEVEL is refused where the policy is read" stderr \
+  "TUNELOCK_LOG_LEVEL: invalid value 'loud'; allowed: trace, debug, info, warn, error, critical, off" \
+  -- env TUNELOCK_LOG_LEVEL=loud "$tunelock" policy
+expect 0 "and said, in the same words, by a command that reads no policy" stderr \
+  "TUNELOCK_LOG_LEVEL: invalid value 'loud'; allowed: .* \\(info used\\)" \
+  -- env TUNELOCK_LOG_LEVEL=loud "$tunelock" table show "$examples/tables/sm90.json"
 base=(choose --candidates "$examples/candidates.json" --kernel demo.ops.softmax --key 'N=1|f32')
 expect 0 "decision" stdout '"reason":"min_cost"' -- "$tunelock" "${base[@]}" --json
 expect 3 "on_miss=error miss" stderr "no tuned config for kernel 'demo.ops.softmax' key 'N=1\\|f32'" \

@@ -200,6 +200,8 @@ BOOST_AUTO_TEST_CASE(invalid_values_name_the_variable_and_the_allowed_values) {
       {"TUNELOCK_VERIFY_TRANSPORT", "nccl2", "auto, ucx, group"},
       {"TUNELOCK_WATCH_VERIFY", "2", "1, 0, true"},
       {"TUNELOCK_NONDETERMINISTIC", "|", "names no config"},
+      {"TUNELOCK_LOG_LEVEL", "loud", "trace, debug, info, warn, error, critical, off"},
+      {"TUNELOCK_LOG_LEVEL", "INFO ", "trace, debug, info, warn, error, critical, off"},
   };
   for (const auto& [name, value, allowed] : cases) {
     const std::string message = error_of([&] { policy_from_environment({{name, value}}); });

@@ -11,24 +11,26 @@ namespace tunelock {
 namespace {
 
 // TUNELOCK_LOG_LEVEL: trace, debug, info (default), warn, error, critical
-// or off, as spdlog names them. Anything else keeps info and says so.
+// or off. Anything else keeps info and says so in the words the policy
+// reader refuses it with.
 void apply_level_from_environment(spdlog::logger& log) {
   const std::string value = env_value(process_environment(), env_names::kLogLevel);
   if (value.empty()) return;
-  const char* text = value.c_str();
-  const spdlog::level::level_enum level = spdlog::level::from_str(text);
-  // from_str answers off for unknown names; only "off" itself means off.
-  if (level == spdlog::level::off && std::string(text) != "off") {
-    log.warn(
-        "TUNELOCK_LOG_LEVEL={} is not a level (trace, debug, info, warn, error, critical, off); "
-        "using info",
-        text);
+  if (!is_log_level(value)) {
+    log.warn("{}: invalid value '{}'; allowed: {} (info used)", env_names::kLogLevel, value,
+             kLogLevelNames);
     return;
   }
-  log.set_level(level);
+  log.set_level(spdlog::level::from_str(value));
 }
 
 }  // namespace
+
+bool is_log_level(std::string_view text) {
+  // from_str answers off for unknown names; only "off" itself means off.
+  const std::string name(text);
+  return name == "off" || spdlog::level::from_str(name) != spdlog::level::off;
+}
 
 spdlog::logger& logger() {
   // Plain stderr sink: stdout belongs to command output, and colour codes

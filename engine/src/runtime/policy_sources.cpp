@@ -301,6 +301,9 @@ void reject_bad_values(const Environment& env) {
   const std::string transport = std::string(trim(env_value(env, env_names::kVerifyTransport)));
   if (!transport.empty() && transport != "auto" && transport != "ucx" && transport != "group")
     invalid_value(env_names::kVerifyTransport, transport, "auto, ucx, group");
+  if (const std::string level = env_value(env, env_names::kLogLevel);
+      !level.empty() && !is_log_level(level))
+    invalid_value(env_names::kLogLevel, level, kLogLevelNames);
 }
 
 Policy policy_from_environment(const Environment& env) {
