@@ -132,7 +132,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return kExitBadInput;
   }
 
-  Streams streams{out, env};
+  Streams streams{out, err, env};
   try {
     for (const Command& command : commands) {
       if (command.app->parsed()) return command.action(streams);

@@ -14,6 +14,7 @@ namespace tunelock::cli {
 
 struct Streams {
   std::ostream& out;
+  std::ostream& err;  // a command's own diagnostics beside its output
   const Environment& env;
 };
 

@@ -15,8 +15,8 @@ void print_environment(std::ostream& out, bool names_only) {
     for (const VariableInfo& v : documented_variables()) out << v.name << "\n";
     return;
   }
-  out << "TUNELOCK_* variables (an unknown one, or a bad value, is an error naming it;\n"
-         "a bad TUNELOCK_LOG_LEVEL is a warning, and info is used).\n"
+  out << "TUNELOCK_* variables (an unknown one, or a bad value, is an error naming it,\n"
+         "at start, wherever the policy is read).\n"
          "Booleans: 1/0, true/false, yes/no, on/off in any case. Megatron's MCORE_AUTOTUNE_*\n"
          "names of the policy variables are read too; the TUNELOCK_ name wins.\n";
   std::string_view topic;
@@ -39,7 +39,8 @@ void print_exit_codes(std::ostream& out) {
          "2   bad input: one line on stderr naming the file, field, flag or variable\n"
          "3   no tuned config under --on-miss error (choose)\n"
          "70  internal error\n"
-         "74  a trainer could not write its records or choice log at exit\n";
+         "74  a trainer could not write its records or choice log at exit, or a launch log\n"
+         "    (watch)\n";
 }
 
 }  // namespace

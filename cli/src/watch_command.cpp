@@ -10,9 +10,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <iostream>
+#include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "commands.hpp"
 #include "run_command.hpp"
@@ -122,7 +123,53 @@ std::vector<fs::path> logs_written(const std::string& prefix) {
   return {found.begin(), found.end()};
 }
 
-// Runs the command with the injection set; its exit status is ours.
+// A folder of the command's own, where a rank whose launch log cannot be
+// written at exit leaves the reason (TUNELOCK_WATCH_REPORT); removed when
+// the command ends.
+class ReportFolder {
+ public:
+  ReportFolder() {
+    std::string pattern = (fs::temp_directory_path() / "tunelock-watch-XXXXXX").string();
+    if (!::mkdtemp(pattern.data()))
+      throw Error("watch: cannot make a folder under " + fs::temp_directory_path().string() + ": " +
+                  std::strerror(errno));
+    path_ = pattern;
+  }
+  ~ReportFolder() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  ReportFolder(const ReportFolder&) = delete;
+  ReportFolder& operator=(const ReportFolder&) = delete;
+  const fs::path& path() const { return path_; }
+
+  // Each rank's reason, in rank-file order.
+  std::vector<std::string> reasons() const {
+    std::set<fs::path> files;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(path_, ec)) files.insert(entry.path());
+    std::vector<std::string> out;
+    for (const fs::path& file : files) {
+      std::ifstream in(file);
+      std::stringstream text;
+      text << in.rdbuf();
+      std::string reason = text.str();
+      while (!reason.empty() && reason.back() == '\n') reason.pop_back();
+      if (!reason.empty()) out.push_back(reason);
+    }
+    return out;
+  }
+
+ private:
+  fs::path path_;
+};
+
+// The exit status when a launch log could not be written, as a trainer's
+// choice log that cannot be written (tunelock help exit-codes).
+constexpr int kExitLogUnwritten = 74;
+
+// Runs the command with the injection set; its exit status is ours, unless
+// it succeeded and a launch log could not be written.
 int watch(const WatchOptions& options, Streams& streams) {
   check_out_prefix(options.out);
   const fs::path library = watch_library(streams.env);
@@ -130,11 +177,13 @@ int watch(const WatchOptions& options, Streams& streams) {
   const std::string cupti = options.step_nvtx.empty() ? "" : cupti_library_of(library);
   // Logs of an earlier run under the same prefix would be read as this one's.
   for (const fs::path& old : logs_written(options.out)) fs::remove(old);
+  const ReportFolder report;
   const pid_t pid = ::fork();
   if (pid < 0) throw Error(std::string("watch: cannot start the command: ") + std::strerror(errno));
   if (pid == 0) {
     ::setenv("CUDA_INJECTION64_PATH", library.c_str(), 1);
     ::setenv(std::string(env_names::kWatchOut).c_str(), fs::absolute(options.out).c_str(), 1);
+    ::setenv(std::string(env_names::kWatchReport).c_str(), report.path().c_str(), 1);
     if (options.binary) ::setenv(std::string(env_names::kWatchBinary).c_str(), "1", 1);
     if (!options.step_nvtx.empty()) {
       ::setenv(std::string(env_names::kWatchStepNvtx).c_str(), options.step_nvtx.c_str(), 1);
@@ -150,17 +199,21 @@ int watch(const WatchOptions& options, Streams& streams) {
   ::signal(SIGINT, previous);
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   const std::vector<fs::path> logs = logs_written(options.out);
+  const std::vector<std::string> unwritten = report.reasons();
+  for (const std::string& reason : unwritten)
+    streams.err << "tunelock watch: a launch log was not written: " << reason << "\n";
+  if (!unwritten.empty() && logs.empty()) return code ? code : kExitLogUnwritten;
   if (logs.empty()) {
-    std::cerr << "tunelock watch: no launch log was written under " << options.out
-              << " (the command never initialised CUDA, or exited without running its exit "
-                 "handlers)\n";
+    streams.err << "tunelock watch: no launch log was written under " << options.out
+                << " (the command never initialised CUDA, or exited without running its exit "
+                   "handlers)\n";
   } else {
-    std::cerr << "tunelock watch: " << logs.size() << " launch log(s): ";
+    streams.err << "tunelock watch: " << logs.size() << " launch log(s): ";
     for (std::size_t i = 0; i < logs.size(); ++i)
-      std::cerr << (i ? ", " : "") << logs[i].filename().string();
-    std::cerr << "\n";
+      streams.err << (i ? ", " : "") << logs[i].filename().string();
+    streams.err << "\n";
   }
-  return code;
+  return unwritten.empty() || code ? code : kExitLogUnwritten;
 }
 
 int compare(const WatchOptions& options, Streams& streams) {

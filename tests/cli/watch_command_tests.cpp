@@ -132,6 +132,32 @@ BOOST_AUTO_TEST_CASE(an_out_prefix_that_cannot_be_written_or_another_library_sto
              not_watch.err);
   BOOST_TEST(!std::filesystem::exists(marker));  // the command never ran
 }
+
+// A folder that goes away during a long run: the log is lost, and watch
+// says why (not "the command never initialised CUDA") and exits 74.
+BOOST_AUTO_TEST_CASE(a_log_that_cannot_be_written_at_exit_is_named_with_its_cause) {
+  TempDir dir;
+  const auto folder = dir.path() / "logs";
+  std::filesystem::create_directory(folder);
+  const Environment env{{"TUNELOCK_WATCH_LIBRARY", TUNELOCK_WATCH_LIBRARY_FILE}};
+  const auto lost = run_cli(
+      {"watch", "--out", (folder / "w").string(), "--", TUNELOCK_WATCHED_FOLDER_REMOVED}, env);
+  BOOST_TEST(lost.code == 74);
+  BOOST_TEST(
+      lost.err.find("tunelock watch: a launch log was not written: rank 0: ") != std::string::npos,
+      lost.err);
+  BOOST_TEST(lost.err.find((folder / "w.rank0.launches.json").string()) != std::string::npos,
+             lost.err);
+  BOOST_TEST(lost.err.find("never initialised CUDA") == std::string::npos, lost.err);
+  // The command's own failure stays its exit status.
+  std::filesystem::remove(folder);
+  std::filesystem::create_directory(folder);
+  const auto failed = run_cli({"watch", "--out", (folder / "w").string(), "--", "sh", "-c",
+                               std::string(TUNELOCK_WATCHED_FOLDER_REMOVED) + "; exit 5"},
+                              env);
+  BOOST_TEST(failed.code == 5);
+  BOOST_TEST(failed.err.find("a launch log was not written") != std::string::npos, failed.err);
+}
 #endif
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::string_view kBlockPattern = "TUNELOCK_BLOCK_<NAME>";
 
-constexpr std::array<VariableInfo, 34> kVariables{{
+constexpr std::array<VariableInfo, 35> kVariables{{
     // The policy (runtime/policy.hpp): what is chosen, and how.
     {"TUNELOCK_MODE", "policy",
      "auto, pinned, record, audit or consensus: how a kernel's first call per key decides",
@@ -71,6 +71,9 @@ constexpr std::array<VariableInfo, 34> kVariables{{
      "libtunelock_watch.so beside the tunelock program"},
     {"TUNELOCK_WATCH_VERIFY", "watch",
      "each verification also compares the digest of the launches since the last one", "off"},
+    {"TUNELOCK_WATCH_REPORT", "watch",
+     "a folder where a rank whose launch log cannot be written leaves the reason",
+     "set by tunelock watch"},
     // The Python package and its build.
     {"TUNELOCK_LIBRARY", "build", "the engine library the Python package loads",
      "the one the package carries"},

@@ -318,6 +318,7 @@ void write_at_exit() {
     state().session->write();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tunelock watch: %s\n", e.what());
+    state().session->report_unwritten(e.what());
   }
 }
 

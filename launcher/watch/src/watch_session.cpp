@@ -31,6 +31,7 @@ WatchSession::WatchSession(const char* prefix) : owner_(::getpid()) {
   const std::string binary = env_value(env, env_names::kWatchBinary);
   binary_ = !binary.empty() && parse_boolean(env_names::kWatchBinary, binary);
   program_ = program_of_this_process();
+  report_folder_ = env_value(env, env_names::kWatchReport);
 }
 
 void WatchSession::launch_named(std::string_view name, std::string_view module,
@@ -67,6 +68,18 @@ void WatchSession::write() {
     log = recorder_.log(rank, program_, note_);
   }
   write_launch_log(log, launch_log_path(prefix_, rank, binary_));
+}
+
+void WatchSession::report_unwritten(const std::string& why) noexcept {
+  if (report_folder_.empty()) return;
+  try {
+    // One file per process: ranks of one command never share a name.
+    const std::string rank = std::to_string(rank_from_environment(process_environment()).rank);
+    std::ofstream out(report_folder_ + "/rank" + rank + ".pid" + std::to_string(::getpid()));
+    out << "rank " << rank << ": " << why << "\n";
+  } catch (...) {
+    // At exit, with the message already on stderr: nothing more to do.
+  }
 }
 
 }  // namespace tunelock::watch

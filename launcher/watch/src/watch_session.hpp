@@ -49,12 +49,16 @@ class WatchSession {
   // that started the watch writes: a forked worker inherits it but is not
   // that rank. Throws Error naming the file.
   void write();
+  // A write that failed at exit: the reason goes where `tunelock watch`
+  // reads it (TUNELOCK_WATCH_REPORT), so it names the cause rather than
+  // guessing that CUDA never started. Never throws.
+  void report_unwritten(const std::string& why) noexcept;
 
  private:
   std::mutex mutex_;
   LaunchRecorder recorder_;
   std::unordered_map<const void*, std::uint32_t> kernels_;
-  std::string prefix_, step_range_, program_, note_;
+  std::string prefix_, step_range_, program_, note_, report_folder_;
   bool binary_ = false;
   pid_t owner_;
 };

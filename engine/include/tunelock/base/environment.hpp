@@ -33,14 +33,17 @@ inline constexpr std::string_view kWatchStepNvtx = "TUNELOCK_WATCH_STEP_NVTX";
 inline constexpr std::string_view kWatchBinary = "TUNELOCK_WATCH_BINARY";
 inline constexpr std::string_view kWatchLibrary = "TUNELOCK_WATCH_LIBRARY";
 inline constexpr std::string_view kWatchVerify = "TUNELOCK_WATCH_VERIFY";
+// A folder `tunelock watch` makes for its command: a rank whose launch log
+// cannot be written at exit leaves the reason there, so watch names it.
+inline constexpr std::string_view kWatchReport = "TUNELOCK_WATCH_REPORT";
 // How a program's process group verifies: auto, ucx, group (c_api.h).
 inline constexpr std::string_view kVerifyTransport = "TUNELOCK_VERIFY_TRANSPORT";
 // Where TUNELOCK_EQUIVALENT=timed keeps each machine's timed picks ("off": nowhere).
 inline constexpr std::string_view kEquivalentCache = "TUNELOCK_EQUIVALENT_CACHE";
 inline constexpr std::string_view kAll[] = {
-    kMasterAddr,  kMasterPort,      kJobToken,       kChoiceLog,   kLogLevel,
-    kLibrary,     kWatchOut,        kWatchStepNvtx,  kWatchBinary, kWatchLibrary,
-    kWatchVerify, kVerifyTransport, kEquivalentCache};
+    kMasterAddr,  kMasterPort,  kJobToken,        kChoiceLog,      kLogLevel,
+    kLibrary,     kWatchOut,    kWatchStepNvtx,   kWatchBinary,    kWatchLibrary,
+    kWatchVerify, kWatchReport, kVerifyTransport, kEquivalentCache};
 // Read by the build and the Python front only (setup.py's build folder, the
 // CLI that `python -m tunelock` runs): known, so a run never refuses them,
 // and ignored by the runtime.
