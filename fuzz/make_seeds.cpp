@@ -8,6 +8,7 @@
 #include "bootstrap_frames.hpp"
 #include "consensus_round.hpp"
 #include "crafted_tables.hpp"
+#include "inductor_choices.hpp"
 #include "runtime/equivalent_cache.hpp"
 #include "split_input.hpp"
 #include "tunelock/base/log.hpp"
@@ -26,6 +27,7 @@
 
 namespace fs = std::filesystem;
 using namespace tunelock;
+using tunelock::testing::mm_choices;
 
 // A check between two ranks that disagree on one key, over a loopback:
 // what each rank received is the seed for its side of fuzz_verify_tree.
@@ -86,20 +88,6 @@ void write_equivalent_cache_seed(const fs::path& out) {
                                                 "pkg.ops.mm", key),
                    "BLOCK_M=64;warps=4;stages=3");
   cache.write();
-}
-
-Config with_algorithm(Config config, std::string algorithm) {
-  config.algorithm = std::move(algorithm);
-  return config;
-}
-
-// Inductor's mm choices: an ATen call, then two tiles of one template.
-std::vector<Config> mm_choices() {
-  return {with_algorithm(make_config({}, 0, 0), "aten_mm"),
-          with_algorithm(make_config({{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}}, 4, 3),
-                         "triton_mm"),
-          with_algorithm(make_config({{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 32}}, 8, 3),
-                         "triton_mm")};
 }
 
 // A table of torch.compile's entries: a template's tile with an equivalent,

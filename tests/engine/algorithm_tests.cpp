@@ -5,6 +5,7 @@
 
 #include "captured_log.hpp"
 #include "error_of.hpp"
+#include "inductor_choices.hpp"
 #include "tables/table_json_fast.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/decision/selection.hpp"
@@ -17,22 +18,10 @@ using namespace tunelock;
 using tunelock::testing::CapturedLog;
 using tunelock::testing::contains;
 using tunelock::testing::error_of;
+using tunelock::testing::mm_choices;
+using tunelock::testing::with_algorithm;
 
 namespace {
-
-Config with_algorithm(Config config, std::string algorithm) {
-  config.algorithm = std::move(algorithm);
-  return config;
-}
-
-// An mm decision as Inductor offers it: ATen first, then two tiles.
-std::vector<Config> mm_choices() {
-  return {with_algorithm(make_config({}, 0, 0), "aten_mm"),
-          with_algorithm(make_config({{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}}, 4, 3),
-                         "triton_mm"),
-          with_algorithm(make_config({{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 32}}, 8, 3),
-                         "triton_mm")};
-}
 
 const KernelId kMm{"inductor", "mm"};
 

@@ -7,6 +7,7 @@
 
 #include <thread>
 
+#include "forwarding_collective.hpp"
 #include "ranks.hpp"
 #include "runtime/consensus.hpp"
 #include "tunelock/base/error.hpp"
@@ -34,24 +35,16 @@ class Replaced final : public TreeReduction {
   std::string text_;
 };
 
-class Replacing final : public Collective {
+class Replacing final : public testing::ForwardingCollective {
  public:
   Replacing(std::unique_ptr<Collective> inner, Side side, std::string text)
-      : inner_(std::move(inner)), side_(side), text_(std::move(text)) {}
-  int rank() const override { return inner_->rank(); }
-  int size() const override { return inner_->size(); }
-  std::string group_id() const override { return inner_->group_id(); }
-  bool has_tree() const override { return inner_->has_tree(); }
-  std::vector<std::string> all_gather(std::string_view payload) override {
-    return inner_->all_gather(payload);
-  }
+      : ForwardingCollective(std::move(inner)), side_(side), text_(std::move(text)) {}
   std::string tree_round(TreeReduction& reduction) override {
     Replaced replaced(reduction, side_, text_);
     return inner_->tree_round(replaced);
   }
 
  private:
-  std::unique_ptr<Collective> inner_;
   Side side_;
   std::string text_;
 };

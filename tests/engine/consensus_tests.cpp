@@ -8,6 +8,7 @@
 
 #include <atomic>
 
+#include "forwarding_collective.hpp"
 #include "ranks.hpp"
 #include "temp_dir.hpp"
 #include "tunelock/base/error.hpp"
@@ -76,19 +77,11 @@ std::size_t local_fastest(int rank) { return rank == 0 ? 1 : 2; }
 
 // A member that forwards to its group's endpoint; a test overrides the
 // tree round it wants to break.
-class Forwarding : public Collective {
+class Forwarding : public testing::ForwardingCollective {
  public:
-  explicit Forwarding(std::unique_ptr<Collective> inner) : inner_(std::move(inner)) {}
-  int rank() const override { return inner_->rank(); }
-  int size() const override { return inner_->size(); }
-  std::string group_id() const override { return inner_->group_id(); }
-  bool has_tree() const override { return inner_->has_tree(); }
-  std::vector<std::string> all_gather(std::string_view payload) override {
-    return inner_->all_gather(payload);
-  }
+  using ForwardingCollective::ForwardingCollective;
 
  protected:
-  std::unique_ptr<Collective> inner_;
   int rounds_ = 0;  // tree rounds so far
 };
 
