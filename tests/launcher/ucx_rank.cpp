@@ -80,20 +80,23 @@ int consensus_killed(Runtime& runtime, Collective& world, const RankInfo& me) {
   return 1;
 }
 
-// The last rank dies during the second check, once its partial went up
-// the tree: rank 0 comes to that check late, so the others are still
-// waiting for the verdict. Every survivor names it.
-int killed_during(Runtime& runtime, Collective& world, const RankInfo& me) {
-  testing::KillingCollective transport(world, me.rank == me.world_size - 1,
-                                       testing::KillMoment::during);
+// The last rank dies (SIGKILL) during the second check, once its partial
+// went up the tree (rank 0 comes to that check late, so the others are
+// still waiting for the verdict), or once that check is over, so the
+// third meets it gone. Every survivor names it.
+int killed_at(Runtime& runtime, Collective& world, const RankInfo& me, testing::KillMoment moment) {
+  testing::KillingCollective transport(world, me.rank == me.world_size - 1, moment);
   for (int i = 0; i < 10; ++i) log(runtime, "M=" + std::to_string(i), kA);
   runtime.verify(transport);
   log(runtime, "M=100", kA);
   transport.arm();
-  if (me.rank == 0) std::this_thread::sleep_for(std::chrono::seconds(1));
+  if (me.rank == 0 && moment == testing::KillMoment::during)
+    std::this_thread::sleep_for(std::chrono::seconds(1));
   const auto start = std::chrono::steady_clock::now();
   try {
     runtime.verify(transport);
+    transport.check_returned();
+    log(runtime, "M=101", kA);
     runtime.verify(transport);  // a survivor whose round had ended meets it gone here
   } catch (const Error& e) {
     const double s =
@@ -161,7 +164,9 @@ int run(const std::string& scenario) {
     return 0;
   }
   if (scenario == "consensus_killed") return consensus_killed(runtime, *world, me);
-  if (scenario == "killed_during") return killed_during(runtime, *world, me);
+  if (scenario == "killed_during")
+    return killed_at(runtime, *world, me, testing::KillMoment::during);
+  if (scenario == "killed_after") return killed_at(runtime, *world, me, testing::KillMoment::after);
   if (scenario == "disjoint") {
     log(runtime, "stage=" + std::to_string(me.rank), me.rank % 2 ? kA : kB);
     std::printf("rank %d: %s\n", me.rank, runtime.verify(*world).agreed ? "agreed" : "DIFFER");
@@ -188,10 +193,10 @@ int run(const std::string& scenario) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(
-        stderr,
-        "usage: ucx_rank agree|conflict|strict|disjoint|die|killed|killed_during|subgroups|"
-        "consensus_killed\n");
+    std::fprintf(stderr,
+                 "usage: ucx_rank agree|conflict|strict|disjoint|die|killed|killed_during|"
+                 "killed_after|subgroups|"
+                 "consensus_killed\n");
     return 2;
   }
   // Line-buffered: a rank stopped by the launcher after printing its

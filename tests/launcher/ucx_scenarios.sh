@@ -33,10 +33,12 @@ for n in 2 4 8; do
   [[ $code != 0 && $(count "failed after [0-9.]* s: verify: lost rank(s) $((n - 1))") == "$survivors" && \
      $(count "rank $((n - 1)) exited with 137") == 1 ]] || fail "killed n=$n: $out"
   # SIGKILL after its partial went up the tree, while the others wait for
-  # the verdict: each survivor names it.
-  run "$n" killed_during
-  [[ $code != 0 && $(count "failed after [0-9.]* s: verify: lost rank(s) $((n - 1))") == "$survivors" && \
-     $(count "rank $((n - 1)) exited with 137") == 1 ]] || fail "killed_during n=$n: $out"
+  # the verdict, and once a check is over: each survivor names it.
+  for moment in during after; do
+    run "$n" killed_$moment
+    [[ $code != 0 && $(count "failed after [0-9.]* s: verify: lost rank(s) $((n - 1))") == "$survivors" && \
+       $(count "rank $((n - 1)) exited with 137") == 1 ]] || fail "killed_$moment n=$n: $out"
+  done
   echo "ok: $n ranks"
 done
 # Consensus: a rank killed while the others wait in a check that carries
