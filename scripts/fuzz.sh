@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (preset `fuzz`, clang with ASan and UBSan),
 # seeds their corpora from the project's fixtures and runs each for
-# SECONDS (default 60). Fails on any crash, leak, sanitizer report or
-# timeout; prints executions per target. Exits 77 (skipped) where clang or
-# its libFuzzer runtime is missing. Usage: scripts/fuzz.sh [SECONDS] [JOBS]
+# SECONDS (default 60), JOBS targets at a time. Fails on any crash, leak,
+# sanitizer report or timeout; prints executions per target. Exits 77
+# (skipped) where clang or its libFuzzer runtime is missing. Usage: scripts/fuzz.sh [SECONDS] [JOBS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60} jobs=${2:-$(nproc)}
@@ -41,13 +41,14 @@ for dir in fuzz/regressions/*/; do
   mkdir -p "$seeds/$(basename "$dir")" && cp "$dir"* "$seeds/$(basename "$dir")/"
 done
 
-failed=0
-for target in table_json table_binary record timings choice_log verify_batch verify_tree candidates \
-  policy_environment bootstrap_hello file_kind audit launches consensus equivalent_cache \
-  kernel_identities table_coverage inductor_choice; do
-  corpus=$build/corpus/$target
+targets=(table_json table_binary record timings choice_log verify_batch verify_tree candidates
+  policy_environment bootstrap_hello file_kind audit launches consensus equivalent_cache
+  kernel_identities table_coverage inductor_choice)
+
+# One target: SECONDS of libFuzzer on one core, its verdict in $build/$target.verdict.
+fuzz_one() {
+  local target=$1 corpus=$build/corpus/$1 log=$build/$1.log runs
   mkdir -p "$corpus" "$build/crashes/$target"
-  log=$build/$target.log
   # -timeout: one input taking 10 s is a hang; -rss_limit_mb: a blow-up.
   if "$build/fuzz/fuzz_$target" "$corpus" "$seeds/$target" -max_total_time="$seconds" \
     -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
@@ -57,7 +58,27 @@ for target in table_json table_binary record timings choice_log verify_batch ver
   else
     echo "FAIL: fuzz_$target (log: $log; inputs in $build/crashes/$target/)"
     grep -m5 -E 'ERROR|SUMMARY|terminate|what\(\)' "$log" || tail -20 "$log"
-    failed=$((failed + 1))
+  fi >"$build/$target.verdict"
+}
+
+# JOBS targets at a time, each on its own core: the same seconds per target
+# in a fraction of the wall time.
+rm -f "$build"/*.verdict
+running=0
+for target in "${targets[@]}"; do
+  if ((running >= jobs)); then
+    wait -n || true
+    running=$((running - 1))
   fi
+  fuzz_one "$target" &
+  running=$((running + 1))
+done
+wait
+
+failed=0
+for target in "${targets[@]}"; do
+  verdict=$(cat "$build/$target.verdict" 2>/dev/null || echo "FAIL: fuzz_$target gave no verdict")
+  echo "$verdict"
+  [[ $verdict == ok:* ]] || failed=$((failed + 1))
 done
 exit $failed
