@@ -89,7 +89,8 @@ int choose(const ChooseOptions& options, Streams& streams) {
       candidates_from_json(read_file(options.candidates), options.candidates);
   // A bare name unique in the manifest stands for its qualified name.
   const std::string qualified = manifest.resolve(options.kernel, options.candidates);
-  const std::vector<Config>& candidates = manifest.find(qualified, options.candidates).configs;
+  const KernelCandidates& kernel = manifest.find(qualified, options.candidates);
+  const std::vector<Config>& candidates = kernel.configs;
   const std::string arch = resolve_arch(options);
   // The policy as a run would resolve it (unknown TUNELOCK_* variables are
   // refused here too), with the flags on top: block sizes, on_miss and the
@@ -122,6 +123,8 @@ int choose(const ChooseOptions& options, Streams& streams) {
   request.table = table.get();
   request.notices = &process_notices();  // warnings go to the log, as a run's do
   request.collect_warnings = false;
+  // A key that is not the kernel's would silently take the table's '*' entry.
+  check_key_names(kernel, options.key, "--key");
   const Decision decision = make_decision(request);
   const Choice& choice = decision.choice;
   const std::vector<std::string>& explanation = decision.explanation;

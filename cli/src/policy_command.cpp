@@ -50,6 +50,7 @@ void print_text(const Policy& policy, std::ostream& out) {
 int show_policy(const PolicyFlags& flags, Streams& streams) {
   const Policy policy = policy_from_key_values(flags.pairs, policy_from_environment(streams.env));
   warn_if_mamba_env_ignored(streams.env, policy);
+  warn_if_settings_ignored(streams.env, policy);
   // A run under this policy would say the same at install.
   for (const std::string& problem : unreadable_table_path(policy.table_path))
     logger().warn("table path entry {}: no table is read from it", problem);

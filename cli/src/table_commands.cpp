@@ -2,6 +2,8 @@
 // converting and checking tables without a GPU, what an audit run says they
 // cost, and which keys a run needed that they do not answer.
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
@@ -123,6 +125,16 @@ int validate(const Paths& paths, Streams& streams) {
   return stale || !contradictions.empty() ? kExitDifferent : kExitOk;
 }
 
+// A changed entry that launches the same config says so: before equals
+// after, and only what was measured around it moved.
+std::string same_config_note(const EntryChange& change) {
+  const std::vector<std::string_view> fields = changed_fields(change);
+  if (std::find(fields.begin(), fields.end(), "config") != fields.end()) return {};
+  std::string list;
+  for (std::string_view f : fields) list += (list.empty() ? "" : ", ") + std::string(f);
+  return "  (same config, launches alike; only " + list + " changed)";
+}
+
 int diff(const Paths& paths, Streams& streams) {
   const TableDiff diff = diff_tables(*load_table_file(paths.first), *load_table_file(paths.second));
   if (paths.json) {
@@ -138,7 +150,7 @@ int diff(const Paths& paths, Streams& streams) {
       streams.out << "removed: " << where << describe(*c.before) << "\n";
     else
       streams.out << "changed: " << where << describe(*c.before) << " -> " << describe(*c.after)
-                  << "\n";
+                  << same_config_note(c) << "\n";
   }
   const std::size_t differences = diff.changes.size() + (diff.arch ? 1 : 0);
   streams.out << (differences ? std::to_string(differences) + " difference(s)\n"

@@ -73,9 +73,7 @@ int tunelock_policy_resolve(const char* pairs_json, int over_environment, char**
 int tunelock_install(const char* pairs_json, int over_environment, char** policy_json) {
   return guarded([&] {
     const Policy policy = resolve(pairs_json, over_environment);
-    choice_log_prefix_from_environment();  // a bad TUNELOCK_CHOICE_LOG fails now, not at exit
-    process_runtime().install(policy);
-    warn_if_mamba_env_ignored(process_environment(), policy, process_notices());
+    install_into_process(policy);
     if (policy_json) put(policy_json, policy_to_json(policy).dump());
   });
 }

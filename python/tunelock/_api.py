@@ -75,7 +75,9 @@ def _pairs_json(function: str, fields: Dict[str, Any]) -> str:
 
 class Policy:
     """A resolved, validated policy: `Policy(mode="pinned", block_sizes={"BLOCK_M": 64})`,
-    or `Policy.from_environment()`. Fields read as attributes (mode, modules,
+    or `Policy.from_environment()`. The fields go over the defaults, not over the
+    environment: `Policy(over_environment=True, ...)` layers them over the TUNELOCK_*
+    variables, as `install(**fields)` does. Fields read as attributes (mode, modules,
     config_invariant, table_path, record_path, on_miss, block_sizes, verify_every,
     verify_strict, enumerate, chaos, deterministic, verify_timeout_s, nondeterministic,
     check_bits, intercepts). `nondeterministic` declares configs that change their own
@@ -118,8 +120,11 @@ class Policy:
 
 
 def install(policy: Optional[Policy] = None, **fields: Any) -> Policy:
-    """Installs a policy process-wide (the environment's when none is given).
-    A policy that cannot be carried out raises and keeps the previous one."""
+    """Installs a policy process-wide: the environment's when none is given;
+    `install(mode="pinned")` layers the fields over the environment (a field wins
+    over its TUNELOCK_* variable); `install(Policy(...))` installs that policy as
+    it was resolved. A policy that cannot be carried out raises and keeps the
+    previous one."""
     return _install("install", policy, fields)
 
 
@@ -140,7 +145,7 @@ def _install(function: str, policy: Optional[Policy], fields: Dict[str, Any]) ->
             return Policy._from_resolved(call_json("tunelock_install", None, 1, where=where))
         fields, over = policy._fields, policy._over_environment
     else:
-        over = False
+        over = True  # keyword fields go over the environment, never silently replace it
     return Policy._from_resolved(call_json("tunelock_install",
                                            encode(_pairs_json(function, fields)), int(over),
                                            where=where))

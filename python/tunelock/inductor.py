@@ -44,7 +44,11 @@ SUPPORTED = ((2, 9), (2, 10), (2, 11))
 
 
 def _torch_version():
-    import torch
+    """torch's version, or None where torch cannot be imported."""
+    try:
+        import torch
+    except ImportError:
+        return None
     return str(torch.__version__)
 
 
@@ -72,6 +76,7 @@ class _Interception:
         self.original_autotune = None
         self.original_descent = None
         self.saver_added = False
+        self.said_no_torch = False  # the missing-torch line, said once
         self.catching = None  # the choices of the decision whose timings are awaited
         self.caught = None
         self.said_unsupported = False
@@ -87,8 +92,18 @@ def install(policy=None, **fields):
     version. Repeated calls replace the policy; the patch is applied once."""
     with _interception.lock:
         installed = api._install("inductor.install", policy, fields)
+        if _torch_version() is None:
+            # As tunelock.triton.install says of a missing Triton: one line, policy kept.
+            if not _interception.said_no_torch:
+                _interception.said_no_torch = True
+                logger.warning("torch is not importable here: tunelock.inductor intercepts no "
+                               "torch.compile kernel (the policy is installed)")
+            return installed
         _patch()
         return installed
+
+
+
 
 
 def patch_if_present():

@@ -221,6 +221,26 @@ BOOST_AUTO_TEST_CASE(bad_input_exits_2_with_one_line_naming_the_problem) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_key_that_is_not_the_kernels_is_refused_not_matched_to_the_wildcard) {
+  // Commas where '|' goes name one argument "M=4096,N=4096,K=1024": no entry
+  // matches it, and a '*' entry would answer without a word.
+  const auto commas =
+      run_cli({"choose", "--candidates", kCandidates, "--table", kTables, "--arch", "sm90",
+               "--kernel", "demo.ops.matmul", "--key", "M=4096,N=4096,K=1024|bf16|bf16"});
+  BOOST_TEST(commas.code == 2);
+  BOOST_TEST(commas.out.empty());
+  BOOST_TEST(commas.err.find("--key 'M=4096,N=4096,K=1024|bf16|bf16': part 1 should be "
+                             "M=<value>: the kernel's key is M=<value>|N=<value>|K=<value>, then "
+                             "the dtypes, every part separated by '|'") != std::string::npos);
+  const auto other = run_cli(
+      {"choose", "--candidates", kCandidates, "--kernel", "demo.ops.softmax", "--key", "M=4|f32"});
+  BOOST_TEST(other.code == 2);
+  BOOST_TEST(other.err.find("part 1 should be N=<value>") != std::string::npos);
+  BOOST_TEST(run_cli({"choose", "--candidates", kCandidates, "--table", kTables, "--arch", "sm90",
+                      "--kernel", "demo.ops.matmul", "--key", "M=4096|N=4096|K=1024|bf16|bf16"})
+                 .code == 0);
+}
+
 BOOST_AUTO_TEST_CASE(help_goes_to_stdout_and_succeeds) {
   const auto result = run_cli({"choose", "--help"});
   BOOST_TEST(result.code == 0);

@@ -8,6 +8,7 @@
 
 #include "cli_run.hpp"
 #include "tunelock/base/variables.hpp"
+#include "tunelock/decision/modes.hpp"
 
 using tunelock::testing::run_cli;
 
@@ -30,6 +31,30 @@ BOOST_AUTO_TEST_CASE(environment_lists_every_accepted_variable_with_its_default)
   BOOST_TEST(count == tunelock::documented_variables().size());
 }
 
+BOOST_AUTO_TEST_CASE(modes_says_what_each_mode_times_reads_logs_verifies_and_writes) {
+  const auto modes = run_cli({"help", "modes"});
+  BOOST_TEST_REQUIRE(modes.code == 0);
+  for (const tunelock::ModeBehaviour& m : tunelock::mode_behaviours()) {
+    const std::string name(tunelock::to_string(m.mode));
+    BOOST_TEST(modes.out.find("\n  " + name + "\n      times: " + std::string(m.times)) !=
+                   std::string::npos,
+               name);
+    BOOST_TEST(modes.out.find("reads a table: " + std::string(m.reads_table) + "; logs choices: " +
+                              std::string(m.logs_choices)) != std::string::npos,
+               name);
+  }
+  BOOST_TEST(tunelock::mode_behaviours().size() == 5u);
+  // The environment page carries the same table; the documents its Markdown.
+  BOOST_TEST(run_cli({"help", "environment"}).out.find(modes.out) != std::string::npos);
+  const auto markdown = run_cli({"help", "modes", "--markdown"});
+  BOOST_TEST(markdown.out == tunelock::modes_markdown());
+  BOOST_TEST(markdown.out.find("| `auto` | yes: the autotuner times") != std::string::npos);
+  // The short warning's long story.
+  const auto fallback = run_cli({"help", "fallback"});
+  BOOST_TEST(fallback.code == 0);
+  BOOST_TEST(fallback.out.find("min_cost (default)") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(no_topic_lists_the_topics_and_a_bad_one_exits_2) {
   const auto topics = run_cli({"help"});
   BOOST_TEST(topics.code == 0);
@@ -41,7 +66,9 @@ BOOST_AUTO_TEST_CASE(no_topic_lists_the_topics_and_a_bad_one_exits_2) {
   const auto bad = run_cli({"help", "enviroment"});
   BOOST_TEST(bad.code == 2);
   BOOST_TEST(bad.out.empty());
-  BOOST_TEST(bad.err == "tunelock: help: no topic 'enviroment'; topics: environment, exit-codes\n");
+  BOOST_TEST(
+      bad.err ==
+      "tunelock: help: no topic 'enviroment'; topics: environment, modes, fallback, exit-codes\n");
 }
 
 BOOST_AUTO_TEST_CASE(the_bash_script_names_every_command_and_its_flags) {

@@ -134,7 +134,24 @@ BOOST_AUTO_TEST_CASE(diff_reports_added_removed_changed_and_exits_1) {
              nlohmann::json::parse(
                  R"({"added": [{"kernel": "k", "key": "M=3", "after": ";warps=4;stages=3"}],
       "removed": [{"kernel": "k", "key": "M=1", "before": ";warps=4;stages=3"}],
-      "changed": [{"kernel": "k", "key": "M=2", "before": ";warps=4;stages=3", "after": ";warps=8;stages=3"}]})"));
+      "changed": [{"kernel": "k", "key": "M=2", "before": ";warps=4;stages=3", "after": ";warps=8;stages=3",
+                   "changed_fields": ["config"], "same_config": false}]})"));
+}
+
+BOOST_AUTO_TEST_CASE(diff_says_when_a_changed_entry_launches_the_same_config) {
+  TempDir dir;
+  dir.write("a.json",
+            R"({"arch": "sm90", "kernels": {"k": {"M=1": {"num_warps": 4, "num_stages": 3}}}})");
+  dir.write("b.json", R"({"arch": "sm90", "kernels": {"k": {"M=1": {"num_warps": 4, "num_stages": 3,
+                          "ties": [{"num_warps": 8, "num_stages": 3}]}}}})");
+  const auto result = run_cli({"table", "diff", path(dir, "a.json"), path(dir, "b.json")});
+  BOOST_TEST(result.code == 1);
+  BOOST_TEST(result.out.find("(same config, launches alike; only ties changed)") !=
+             std::string::npos);
+  const auto json = run_cli({"table", "diff", "--json", path(dir, "a.json"), path(dir, "b.json")});
+  const auto changed = nlohmann::json::parse(json.out)["changed"].at(0);
+  BOOST_TEST(changed["same_config"] == true);
+  BOOST_TEST(changed["changed_fields"] == nlohmann::json::parse(R"(["ties"])"));
 }
 
 BOOST_AUTO_TEST_CASE(every_malformed_table_exits_2_with_one_line_and_no_output_file) {
@@ -341,6 +358,59 @@ BOOST_AUTO_TEST_CASE(verify_reports_conflicts_like_the_run_time_check_and_exits_
   const auto twice = run_cli({"verify", path(dir, "c.rank0.json"), path(dir, "c.rank0.json")});
   BOOST_TEST(twice.code == 2);
   BOOST_TEST(twice.err.find("rank 0 appears in two logs") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(verify_fails_closed_on_no_keys_and_on_one_rank_unless_told) {
+  // The forgotten TUNELOCK_MODE: every rank logged nothing. No conflict among
+  // nothing is not agreement.
+  TempDir dir;
+  dir.write("forgot.rank0.json", R"({"rank": 0, "entries": {}})");
+  dir.write("forgot.rank1.json", R"({"rank": 1, "entries": {}})");
+  const auto empty =
+      run_cli({"verify", path(dir, "forgot.rank0.json"), path(dir, "forgot.rank1.json")});
+  BOOST_TEST(empty.code == 1);
+  BOOST_TEST(empty.out.find("verify: 0 kernel/shape keys in 2 log(s): nothing was locked") !=
+             std::string::npos);
+  BOOST_TEST(empty.out.find("agreed") == std::string::npos);
+  BOOST_TEST(run_cli({"verify", "--allow-empty", path(dir, "forgot.rank0.json"),
+                      path(dir, "forgot.rank1.json")})
+                 .code == 0);
+  const auto json =
+      run_cli({"verify", "--json", path(dir, "forgot.rank0.json"), path(dir, "forgot.rank1.json")});
+  BOOST_TEST(json.code == 1);
+  const auto parsed = nlohmann::json::parse(json.out);
+  BOOST_TEST(parsed["agreed"] == false);
+  BOOST_TEST(parsed["keys"] == 0);
+  BOOST_TEST(parsed["refused"].get<std::string>().find("nothing was locked") != std::string::npos);
+  // One rank's log has nobody to agree with.
+  dir.write("run.rank0.json", R"({"rank": 0, "entries": {"sm90|k|M=1": "A;pinned"}})");
+  const auto single = run_cli({"verify", path(dir, "run.rank0.json")});
+  BOOST_TEST(single.code == 1);
+  BOOST_TEST(single.out.find("only one rank's log: nothing to compare it with") !=
+             std::string::npos);
+  const auto alone = run_cli({"verify", "--single", path(dir, "run.rank0.json")});
+  BOOST_TEST(alone.code == 0);
+  BOOST_TEST(alone.out.find("agreed: 1 kernel/shape keys across 1 rank(s)") != std::string::npos);
+  // A conflict is still a conflict under either flag.
+  dir.write("run.rank1.json", R"({"rank": 1, "entries": {"sm90|k|M=1": "B;pinned"}})");
+  BOOST_TEST(run_cli({"verify", "--single", "--allow-empty", path(dir, "run.rank0.json"),
+                      path(dir, "run.rank1.json")})
+                 .code == 1);
+}
+
+BOOST_AUTO_TEST_CASE(verify_takes_a_folder_of_choice_logs_as_merge_takes_records) {
+  TempDir dir;
+  dir.write("logs/c.rank0.json", R"({"rank": 0, "entries": {"sm90|k|M=1": "A;pinned"}})");
+  dir.write("logs/c.rank1.json", R"({"rank": 1, "entries": {"sm90|k|M=1": "A;pinned"}})");
+  // A record in the same folder shares the naming; its bytes say it is no log.
+  dir.write("logs/rec.rank0.json", R"({"sm90": {"k": {"M=1": {"num_warps": 4}}}})");
+  const auto result = run_cli({"verify", path(dir, "logs")});
+  BOOST_TEST(result.code == 0);
+  BOOST_TEST(result.out.find("agreed: 1 kernel/shape keys across 2 rank(s)") != std::string::npos);
+  dir.write("none/notes.txt", "nothing here");
+  const auto none = run_cli({"verify", path(dir, "none")});
+  BOOST_TEST(none.code == 2);
+  BOOST_TEST(none.err.find("none: a folder with no choice logs") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(digest_matches_the_run_time_digest_and_catches_edits) {
@@ -565,7 +635,7 @@ BOOST_AUTO_TEST_CASE(a_file_given_to_the_wrong_command_is_named_as_what_it_is) {
     BOOST_TEST(result.err.find(c.reader) != std::string::npos);
   }
   // The right kind still reads.
-  BOOST_TEST(run_cli({"verify", log.string()}).code == 0);
+  BOOST_TEST(run_cli({"verify", "--single", log.string()}).code == 0);
   BOOST_TEST(run_cli({"table", "audit", audit.string()}).code != 2);
 }
 

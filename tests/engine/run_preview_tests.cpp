@@ -68,8 +68,8 @@ BOOST_AUTO_TEST_CASE(every_logged_key_gets_the_pinned_choice_and_its_reason) {
   BOOST_TEST(s.min_cost == 1u);
   BOOST_TEST(s.undecided == 1u);
   BOOST_TEST(s.changes == 2u);
-  BOOST_TEST_REQUIRE(preview.warnings.size() == 1u);
-  BOOST_TEST(preview.warnings[0].find("may be slower") != std::string::npos);
+  // norm has one candidate: nothing to tune, so no "no tuned config ... may be slower".
+  BOOST_TEST(preview.warnings.empty());
   const std::string report = run_preview_report(preview, false);
   BOOST_TEST(report.find("2 choice(s) would change") != std::string::npos);
 }

@@ -157,6 +157,7 @@ function refreshDiff() {
   if (result.arch) lines.push(`arch: ${result.arch[0]} -> ${result.arch[1]}`);
   for (const r of result.added) lines.push(`added:   ${r.kernel} [${r.key}] ${r.after}`);
   for (const r of result.removed) lines.push(`removed: ${r.kernel} [${r.key}] ${r.before}`);
-  for (const r of result.changed) lines.push(`changed: ${r.kernel} [${r.key}] ${r.before} -> ${r.after}`);
+  for (const r of result.changed) lines.push(`changed: ${r.kernel} [${r.key}] ${r.before} -> ${r.after}` +
+    (r.same_config ? `  (same config, launches alike; only ${r.changed_fields.join(', ')} changed)` : ''));
   $('diff-out').textContent = lines.length ? lines.join('\n') : 'identical entries';
 }

@@ -39,7 +39,7 @@ function refreshAudit() {
   const limit = Number($('max-regret').value);
   const result = call('auditReport', JSON.stringify(files.map((f) => f.id)), Number.isFinite(limit) ? limit : -1);
   if (result.error) return setPanel('audit-out', result.error, true);
-  setPanel('audit-out', result.text + (result.exit_code ? '\nThe audit fails: an entry costs more than the limit, or its bits changed.' : '\nThe audit passes.'), result.exit_code !== 0);
+  setPanel('audit-out', result.text + (result.exit_code ? '\nThe audit fails: an entry costs more than the limit, its bits changed, or its pinned config was never measured.' : '\nThe audit passes.'), result.exit_code !== 0);
 }
 
 function fillPlotKeys(timings, disagreeing = []) {

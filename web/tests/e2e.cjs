@@ -202,6 +202,14 @@ async function provenanceAndAudit(page) {
   await page.fill('#max-regret', '25');
   await page.waitForFunction(() => document.getElementById('audit-out').textContent.includes('The audit passes'));
   check(true, 'a higher limit passes the same audit');
+  // A gate must not pass what it did not measure: a pinned config that no candidate timed.
+  await load(page, [write('run.rank2.audit.json', JSON.stringify({
+    format_version: 1, rank: 2, device: {}, entries: [{ arch: 'sm90', kernel: 'pkg.mm', key: 'M=2', pinned: 'P', reason: 'table',
+      stale: false, repeats: true, equivalent_differs: [], calls: 5, candidates: [] }] }))]);
+  await page.waitForFunction(() => document.getElementById('audit-out').textContent.includes('The audit fails'));
+  const unmeasured = await text(page, '#audit-out');
+  check(unmeasured.includes('regret unknown: the pinned config was not measured') && unmeasured.includes('never measured'),
+        `an entry never measured fails the audit at any limit: ${unmeasured}`);
   await load(page, [write('broken.audit.json', '{"format_version": 1, "entries": [{"arch": "sm90"}]}')]);
   const message = await text(page, '#messages');
   check(message.includes('broken.audit.json: entries[0].kernel: missing'), `a bad audit file is refused by name and path: ${message}`);

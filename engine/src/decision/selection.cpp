@@ -25,17 +25,17 @@ void no_candidates(const std::string& qualified) {
 // rank picks it alike, but nothing here has seen its bits.
 std::string untuned_warning(std::string_view qualified, std::string_view arch, std::size_t skipped,
                             bool own_default, const SelectionRules& rules) {
+  // One short line per kernel: the whole story is `tunelock help fallback`.
   std::string text =
       "no tuned config for kernel '" + std::string(qualified) + "' on " + std::string(arch) +
       (own_default ? "; using its own untimed default" : "; using the cheapest config") +
-      " (every rank picks the same one), which may be "
-      "slower and is not known to repeat its bits: the first pinned call per key "
-      "checks them where the kernel declares its outputs (unless TUNELOCK_CHECK_BITS=off)";
+      ", the same on every rank, which may be slower and is not known to repeat "
+      "its bits";
   if (skipped)
     text += "; " + std::to_string(skipped) + " config(s) known to be nondeterministic skipped";
   if (!rules.table && !rules.tables_searched.empty())
     text += "; " + std::string(rules.tables_searched);
-  return text + ". Record a table to pin the fastest config whose bits repeat";
+  return text + " (`tunelock help fallback`)";
 }
 
 std::size_t count_marked(const std::vector<bool>& marks) {
@@ -234,14 +234,21 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
         " and on_miss is 'error'. Record a table (TUNELOCK_RECORD=<prefix>, then `tunelock "
         "merge <prefix>.rank*.json -o <dir>/" +
         std::string(rules.arch) +
-        ".json`) and put its directory on TUNELOCK_TABLE_PATH, or set TUNELOCK_ON_MISS=min_cost");
+        ".json`) and put its directory on TUNELOCK_TABLE_PATH, or set TUNELOCK_ON_MISS=min_cost" +
+        // Where it looked: a typo in the path reads as a missing entry otherwise.
+        (!rules.table && !rules.tables_searched.empty()
+             ? " (" + std::string(rules.tables_searched) + ")"
+         : rules.table ? " (the " + std::string(rules.arch) + " table has no entry for it)"
+                       : std::string()));
   }
   thread_local std::string notice_key;  // reused: a fallback must not allocate on every call
   notice_key.assign("untuned|").append(rules.arch).append("|");
   kernel.append_qualified(notice_key);
   const bool own = rules.own_default && *rules.own_default < candidates.size() &&
                    (skip.empty() || !skip[*rules.own_default]);
-  if (notices_of(rules).first(notice_key))
+  // One candidate has nothing to tune: no table could choose better, so
+  // "no tuned config ... may be slower" would be false (preview, the page).
+  if (candidates.size() > 1 && notices_of(rules).first(notice_key))
     warn(rules, untuned_warning(kernel.qualified(), rules.arch, skipped, own, rules));
   const std::size_t index = own ? *rules.own_default : cheapest(candidates, skip);
   if (skipped == candidates.size() &&

@@ -94,4 +94,30 @@ CandidateManifest candidates_from_json(std::string_view text, const std::string&
   return manifest;
 }
 
+void check_key_names(const KernelCandidates& kernel, std::string_view key,
+                     const std::string& origin) {
+  if (kernel.key_args.empty() || key == "*") return;  // nothing declared to check against
+  std::string expected;
+  for (const std::string& name : kernel.key_args)
+    expected += (expected.empty() ? "" : "|") + name + "=<value>";
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = key.find('|', start);
+    parts.push_back(key.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  // A key that names other arguments, or joins them with commas, matches no
+  // entry and would fall through to the table's '*' entry without a word.
+  for (std::size_t i = 0; i < kernel.key_args.size(); ++i) {
+    const std::string want = kernel.key_args[i] + "=";
+    if (i >= parts.size() || !parts[i].starts_with(want) ||
+        parts[i].find(',') != std::string_view::npos) {
+      throw Error(origin + " '" + std::string(key) + "': part " + std::to_string(i + 1) +
+                  " should be " + want + "<value>: the kernel's key is " + expected +
+                  ", then the dtypes, every part separated by '|'");
+    }
+  }
+}
+
 }  // namespace tunelock

@@ -11,6 +11,7 @@
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/log.hpp"
 #include "tunelock/base/variables.hpp"
+#include "tunelock/decision/modes.hpp"
 
 namespace tunelock {
 namespace {
@@ -229,14 +230,13 @@ void reject_unknown_variables(const Environment& env) {
       std::size_t best = 3;  // a suggestion only within two edits
       for (std::string_view k : known)
         if (const std::size_t d = edit_distance(suffix, k); d < best) best = d, nearest = k;
-      std::string list;
-      for (std::string_view k : known)
-        list += (list.empty() ? "" : ", ") + std::string(prefix) + std::string(k);
+      // The suggestion, then a pointer: the list of every name is a page, not a line.
       throw Error(name + ": unknown variable" +
                   (nearest.empty()
                        ? std::string()
                        : "; did you mean " + std::string(prefix) + std::string(nearest) + "?") +
-                  " Known: " + list + ", " + std::string(prefix) + "BLOCK*=<int>");
+                  " Every variable a run accepts: `tunelock help environment`" +
+                  (prefix == kMegatronPrefix ? " (Megatron's names: docs/policy.md)" : ""));
     }
   }
 }
@@ -361,6 +361,14 @@ bool warn_if_mamba_env_ignored(const Environment& env, const Policy& policy, Not
       "MAMBA_DETERMINISTIC={} is set, but it does not pin these kernels: only the tunelock policy "
       "does. Set TUNELOCK_MODE=pinned (or TUNELOCK_DETERMINISTIC=1) for timing-free choices",
       *value);
+  return true;
+}
+
+bool warn_if_settings_ignored(const Environment& env, const Policy& policy, Notices& notices) {
+  const std::string line =
+      ignored_settings_line(policy, !trim(env_value(env, env_names::kChoiceLog)).empty());
+  if (line.empty() || !notices.first("ignored-settings|" + line)) return false;
+  logger().warn("{}", line);
   return true;
 }
 

@@ -435,21 +435,22 @@ VerifyResult Runtime::gather_and_fold(Collective& group, std::span<const ChoiceE
 // Every rank holds the same conflicts; this is the one place that decides
 // which rank logs what. fold() returns each conflicting key once, so a round
 // with conflicts has new ones: the group's lowest rank logs them in full,
-// the others one line pointing to it. With verify_strict every rank raises.
+// the others one line pointing to it. With verify_strict every rank raises,
+// and the exception points to that report rather than repeating it: on 8
+// ranks the report is printed once, not 9 times.
 void Runtime::report_conflicts(const Collective& group, const VerifyResult& result) {
   if (result.conflicts.empty()) return;
-  const std::string report = conflict_report(result.conflicts);
   int reporter = group.world_rank(0);
   for (int r = 1; r < group.size(); ++r) reporter = std::min(reporter, group.world_rank(r));
+  const std::string pointer =
+      "autotune choices differ across ranks for " + std::to_string(result.conflicts.size()) +
+      " new kernel/shape key(s); rank " + std::to_string(reporter) + " logs the full report";
   if (group.world_rank(group.rank()) == reporter) {
-    logger().error("{}", report);
+    logger().error("{}", conflict_report(result.conflicts));
   } else {
-    logger().error(
-        "autotune choices differ across ranks for {} new kernel/shape key(s); rank {} "
-        "logs the full report",
-        result.conflicts.size(), reporter);
+    logger().error("{}", pointer);
   }
-  if (policy()->verify_strict) throw Error(report);
+  if (policy()->verify_strict) throw Error("verify_strict: " + pointer);
 }
 
 void Runtime::set_launch_digest_source(std::function<std::string()> source) {
@@ -534,12 +535,21 @@ Runtime& process_runtime() {
   return *runtime;
 }
 
-Policy install_from_environment() {
+void install_into_process(const Policy& policy) {
   const Environment env = process_environment();
-  Policy policy = policy_from_environment(env);
-  choice_log_prefix_from_environment();  // a bad prefix fails now, not at exit
-  process_runtime().install(policy);
+  Runtime& runtime = process_runtime();
+  // A choice log that cannot be written fails now, as a record path does,
+  // not at exit after the whole job.
+  if (const std::filesystem::path prefix = choice_log_prefix_from_environment(); !prefix.empty())
+    ensure_writable_parent(Runtime::choice_log_file(prefix, runtime.rank()));
+  runtime.install(policy);
   warn_if_mamba_env_ignored(env, policy, process_notices());
+  warn_if_settings_ignored(env, policy, process_notices());
+}
+
+Policy install_from_environment() {
+  Policy policy = policy_from_environment(process_environment());
+  install_into_process(policy);
   return policy;
 }
 

@@ -20,6 +20,18 @@ TableDiff diff_tables(const Table& a, const Table& b) {
   return out;
 }
 
+std::vector<std::string_view> changed_fields(const EntryChange& change) {
+  std::vector<std::string_view> out;
+  if (!change.before || !change.after) return out;
+  const TableEntry& a = *change.before;
+  const TableEntry& b = *change.after;
+  if (a.config != b.config) out.push_back("config");
+  if (a.equivalent != b.equivalent) out.push_back("equivalent");
+  if (a.faster_equivalents != b.faster_equivalents) out.push_back("faster_equivalents");
+  if (a.ties != b.ties) out.push_back("ties");
+  return out;
+}
+
 nlohmann::json table_diff_to_json(const TableDiff& diff) {
   nlohmann::json out = {{"added", nlohmann::json::array()},
                         {"removed", nlohmann::json::array()},
@@ -35,6 +47,11 @@ nlohmann::json table_diff_to_json(const TableDiff& diff) {
       nlohmann::json list = nlohmann::json::array();
       for (const Config& config : (*entry)->equivalent) list.push_back(signature(config));
       row[side] = std::move(list);
+    }
+    if (c.before && c.after) {
+      const std::vector<std::string_view> fields = changed_fields(c);
+      row["changed_fields"] = fields;
+      row["same_config"] = c.before->config == c.after->config;
     }
     out[!c.before ? "added" : !c.after ? "removed" : "changed"].push_back(row);
   }

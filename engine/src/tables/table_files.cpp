@@ -1,5 +1,9 @@
 #include "tunelock/tables/table_files.hpp"
 
+#if !defined(__EMSCRIPTEN__)
+#include <dlfcn.h>
+#endif
+
 #include "tables/table_json_fast.hpp"
 
 #include <algorithm>
@@ -19,9 +23,40 @@ namespace tunelock {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+#if defined(TUNELOCK_TABLES_FROM_BINDIR) && !defined(__EMSCRIPTEN__)
+// The file this code was loaded from: the library that carries the engine,
+// or the program (whose name the loader records as typed, so /proc/self/exe
+// when it holds no folder).
+fs::path loaded_from() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&installed_tables_dir), &info) || !info.dli_fname) return {};
+  fs::path file(info.dli_fname);
+  std::error_code ec;
+  if (!file.has_parent_path()) file = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : fs::weakly_canonical(file, ec);
+}
+#endif
+
+}  // namespace
+
 fs::path installed_tables_dir() {
 #ifdef TUNELOCK_INSTALLED_TABLES_DIR
-  return fs::path(TUNELOCK_INSTALLED_TABLES_DIR);
+  static const fs::path dir = [] {
+#if defined(TUNELOCK_TABLES_FROM_BINDIR) && !defined(__EMSCRIPTEN__)
+    // An install under another prefix than the configured one reads its own tables.
+    if (const fs::path module = loaded_from(); !module.empty()) {
+      for (const char* relative : {TUNELOCK_TABLES_FROM_BINDIR, TUNELOCK_TABLES_FROM_LIBDIR}) {
+        const fs::path candidate = (module.parent_path() / relative).lexically_normal();
+        std::error_code ec;
+        if (fs::is_directory(candidate, ec)) return candidate;
+      }
+    }
+#endif
+    return fs::path(TUNELOCK_INSTALLED_TABLES_DIR);
+  }();
+  return dir;
 #else
   return {};
 #endif

@@ -38,8 +38,12 @@ void tunelock_free(char* text);
 int tunelock_policy_resolve(const char* pairs_json, int over_environment, char** policy_json);
 
 /* Installs that policy into the process runtime (NULL pairs: the
- * environment's). A policy that cannot be carried out (unwritable record
- * path) fails and keeps the previous one. Out: the installed policy. */
+ * environment's). Pass `over_environment` 1 to layer the pairs over the
+ * TUNELOCK_* variables (what Python's install(**fields) does); 0 replaces
+ * the environment's policy with the pairs over the defaults. A policy that
+ * cannot be carried out (unwritable record path or choice log) fails and
+ * keeps the previous one; settings its mode ignores are named in one
+ * warning. Out: the installed policy. */
 int tunelock_install(const char* pairs_json, int over_environment, char** policy_json);
 
 /* The installed policy as JSON. */

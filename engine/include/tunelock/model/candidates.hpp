@@ -36,4 +36,11 @@ struct CandidateManifest {
 
 CandidateManifest candidates_from_json(std::string_view text, const std::string& origin);
 
+// Throws Error starting with `origin` when `key` does not begin with the
+// kernel's declared key arguments, in order, as NAME=value parts separated
+// by '|' ('M=1,N=2' names one argument, not two). Nothing is checked when
+// the manifest declares no key arguments, or for the wildcard '*'.
+void check_key_names(const KernelCandidates& kernel, std::string_view key,
+                     const std::string& origin);
+
 }  // namespace tunelock

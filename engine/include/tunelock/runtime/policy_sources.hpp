@@ -54,4 +54,11 @@ std::vector<std::string_view> policy_keys();
 bool warn_if_mamba_env_ignored(const Environment& env, const Policy& policy,
                                Notices& notices = process_notices());
 
+// Warns once per policy, in one line, when a setting is set under a mode
+// that does not use it (a table path under `auto`, a choice log that auto
+// never fills, a record path under `pinned`): the forgotten TUNELOCK_MODE.
+// Returns true when it spoke.
+bool warn_if_settings_ignored(const Environment& env, const Policy& policy,
+                              Notices& notices = process_notices());
+
 }  // namespace tunelock

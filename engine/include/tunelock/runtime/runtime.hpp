@@ -271,8 +271,14 @@ std::filesystem::path choice_log_prefix_from_environment();
 // TUNELOCK_CHOICE_LOG is set, the choice log.
 Runtime& process_runtime();
 
-// The policy from this process's environment (with the MAMBA_DETERMINISTIC
-// notice), installed into process_runtime(). Returns it.
+// Installs `policy` into process_runtime(), the one way every face installs:
+// a TUNELOCK_CHOICE_LOG that cannot be written is refused first (an Error,
+// the previous policy kept), then the notices of settings the policy does
+// not use (MAMBA_DETERMINISTIC, a table path under auto, ...).
+void install_into_process(const Policy& policy);
+
+// The policy from this process's environment, installed with
+// install_into_process. Returns it.
 Policy install_from_environment();
 
 }  // namespace tunelock

@@ -30,8 +30,14 @@ struct TableDiff {
 
 TableDiff diff_tables(const Table& a, const Table& b);
 
+// What differs between a changed entry's two sides, in this order:
+// "config", "equivalent", "faster_equivalents", "ties". Without "config"
+// both tables launch the same config: only what was measured around it moved.
+std::vector<std::string_view> changed_fields(const EntryChange& change);
+
 // {"added"|"removed"|"changed": [{"kernel", "key", "before", "after"}], "arch": [a, b] when they
-// differ}
+// differ}; a changed row also has "changed_fields" (changed_fields) and
+// "same_config" (true when both sides launch the same config).
 nlohmann::json table_diff_to_json(const TableDiff& diff);
 
 }  // namespace tunelock
