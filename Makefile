@@ -55,12 +55,13 @@ sanitize: deps
 
 # Only what the demo runs: the CLI and tunelock-demo, native, in build/demo
 # (no tests, benchmarks, fuzzers or wasm page; `make test` builds those),
+# and the C ABI library, so `cmake --install build/demo` has all it installs,
 # and the watch library where CUPTI is installed, so the README's
 # `tunelock watch` runs after it.
 demo:
 	@scripts/install-deps.sh --demo
 	@cmake --preset demo >/dev/null
-	@cmake --build build/demo -j $(JOBS) --target tunelock tunelock-demo
+	@cmake --build build/demo -j $(JOBS) --target tunelock tunelock-demo tunelock_c
 	@if cmake --build build/demo --target help 2>/dev/null | grep -q '^tunelock_watch:'; then \
 	  cmake --build build/demo -j $(JOBS) --target tunelock_watch; fi
 	@examples/demo.sh build/demo

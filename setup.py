@@ -22,6 +22,8 @@ Environment:
   CMAKE_BUILD_PARALLEL_LEVEL jobs for the build (default: the usable CPUs)
   CMAKE_GENERATOR            as CMake reads it (default: Ninja where found)
 """
+import glob
+import importlib.util
 import os
 import re
 import shlex
@@ -154,20 +156,60 @@ class SourceDistribution(sdist):
 
 commands = {"build_ext": CMakeBuild, "sdist": SourceDistribution}
 
-try:  # setuptools 70.1 and newer carry bdist_wheel; before, the wheel package does
-    from setuptools.command.bdist_wheel import bdist_wheel
-except ImportError:
-    try:
-        from wheel.bdist_wheel import bdist_wheel
-    except ImportError:
-        bdist_wheel = None
+SYSTEM_WHEEL = "/usr/lib/python3/dist-packages:/usr/share/python-wheels"
 
-if bdist_wheel is None and "bdist_wheel" in sys.argv:
+
+def system_wheel():
+    """The system's 'wheel' package (Debian's python3-wheel, or the .whl of
+    python3-wheel-whl), for a fresh venv: it has setuptools older than 70.1
+    and no wheel, `pip install --no-build-isolation` adds none, and nothing
+    may be downloaded. Only that one package is taken from the folder, not
+    the system's others. True when it was found."""
+    for folder in os.environ.get("TUNELOCK_SYSTEM_WHEEL", SYSTEM_WHEEL).split(":"):
+        package = os.path.join(folder, "wheel", "__init__.py")
+        if folder and os.path.isfile(package):
+            spec = importlib.util.spec_from_file_location(
+                "wheel", package, submodule_search_locations=[os.path.dirname(package)])
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["wheel"] = module
+            spec.loader.exec_module(module)
+            return True
+        archives = sorted(glob.glob(os.path.join(folder, "wheel-*.whl"))) if folder else []
+        if archives:
+            sys.path.append(archives[-1])  # a wheel of pure Python imports from its zip
+            return True
+    return False
+
+
+def find_bdist_wheel():
+    try:  # setuptools 70.1 and newer carry bdist_wheel; before, the wheel package does
+        from setuptools.command.bdist_wheel import bdist_wheel as found
+        return found
+    except ImportError:
+        pass
+    for attempt in range(2):
+        try:
+            from wheel.bdist_wheel import bdist_wheel as found
+            return found
+        except ImportError:
+            if attempt or not system_wheel():
+                return None
+    return None
+
+
+bdist_wheel = find_bdist_wheel()
+
+# pip asks for the metadata first (dist_info, which needs bdist_wheel with
+# setuptools older than 70.1), then for the wheel: both fail the same way.
+if bdist_wheel is None and {"bdist_wheel", "dist_info"} & set(sys.argv):
     # What setuptools would say is "invalid command 'bdist_wheel'".
     sys.exit("tunelock: building a wheel (what `pip install` does) needs the 'wheel' package, "
-             "which this Python lacks, with setuptools older than 70.1: install it "
-             "(python3-wheel on Debian, or `python -m pip install wheel`) and run the install "
-             "again")
+             "which this Python lacks, with setuptools older than 70.1, and none was found in "
+             f"{os.environ.get('TUNELOCK_SYSTEM_WHEEL', SYSTEM_WHEEL)}. In this venv: "
+             "`python -m pip install wheel` (online), or `python -m pip install "
+             "/usr/share/python-wheels/wheel-*.whl` (offline, Debian's python3-wheel-whl); "
+             "or install python3-wheel on Debian, which this install then finds from any "
+             "venv; then run the install again")
 
 if bdist_wheel is not None:
     class PlatformWheel(bdist_wheel):

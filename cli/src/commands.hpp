@@ -4,6 +4,8 @@
 
 #include <functional>
 #include <ostream>
+#include <span>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -25,6 +27,9 @@ struct Command {
   CLI::App* app;  // owned by the parent app
   Action action;
 };
+
+// `tunelock help`'s topics, for its message and the completion script.
+std::span<const std::string_view> help_topics();
 
 Command add_choose_command(CLI::App& app);
 Command add_policy_command(CLI::App& app);

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "tunelock/base/error.hpp"
+#include "tunelock/decision/modes.hpp"
 #include "tunelock/io/files.hpp"
 
 namespace tunelock::cli {
@@ -35,6 +36,22 @@ void arms(const CLI::App& app, const std::string& path, std::string& paths, std:
            "'; leaf=" + (subcommands.empty() ? "1" : "0") + " ;;\n";
 }
 
+// The values an option or a command's argument takes, from the tables that
+// define them (the modes, the on-miss rules, the help topics), so Tab offers
+// what the parser accepts.
+std::string value_arms() {
+  std::string modes;
+  for (const ModeBehaviour& m : mode_behaviours()) modes += " " + std::string(to_string(m.mode));
+  std::string topics;
+  for (std::string_view t : help_topics()) topics += " " + std::string(t);
+  return "    --mode) values='" + modes.substr(1) + "' ;;\n" + "    --on-miss) values='" +
+         std::string(to_string(OnMiss::min_cost)) + " " + std::string(to_string(OnMiss::error)) +
+         "' ;;\n" + "    --equivalent) values='" + std::string(to_string(Equivalent::off)) + " " +
+         std::string(to_string(Equivalent::timed)) + "' ;;\n" +
+         "    --provenance|--identity) values='warn strict ignore' ;;\n" +
+         "    *) [[ $path == /help && $leaf == 1 ]] && values='" + topics.substr(1) + "' ;;\n";
+}
+
 std::string bash_script(const CLI::App& root) {
   std::string paths, words;
   arms(root, "", paths, words);
@@ -59,6 +76,15 @@ std::string bash_script(const CLI::App& root) {
        "  case \"$path\" in\n"
     << words
     << "  esac\n"
+       "  # An option's value, or help's topic.\n"
+       "  local prev=${COMP_WORDS[COMP_CWORD-1]} values=\n"
+       "  case \"$prev\" in\n"
+    << value_arms()
+    << "  esac\n"
+       "  if [[ -n $values && $cur != -* ]]; then\n"
+       "    COMPREPLY=($(compgen -W \"$values\" -- \"$cur\"))\n"
+       "    return 0\n"
+       "  fi\n"
        "  if [[ $leaf == 1 && $cur != -* ]]; then\n"
        "    COMPREPLY=($(compgen -f -- \"$cur\"))\n"
        "  else\n"

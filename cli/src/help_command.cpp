@@ -79,6 +79,8 @@ void print_exit_codes(std::ostream& out) {
 
 }  // namespace
 
+std::span<const std::string_view> help_topics() { return kTopics; }
+
 Command add_help_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("help",
                                      "Reference topics: environment (every TUNELOCK_* "

@@ -29,4 +29,10 @@ touch "$work/rec.rank0.json"
 # After -- comes a command of its own.
 complete_words tunelock launch -n 2 -- ech | grep -qx echo || fail "launch -- does not complete commands"
 [[ -z $(complete_words tunelock nosuch --ou) ]] || fail "an unknown command completes flags"
-echo "ok: bash completes commands, subcommands, flags, files and the command after --"
+# Values: modes, on-miss rules and help topics, as the parser takes them.
+[[ $(complete_words tunelock policy --mode pi) == pinned ]] || fail "policy --mode pi is not pinned"
+complete_words tunelock policy --mode '' | grep -qx consensus || fail "--mode does not offer consensus"
+[[ $(complete_words tunelock choose --on-miss e) == error ]] || fail "--on-miss e is not error"
+[[ $(complete_words tunelock help mo) == modes ]] || fail "help mo is not modes"
+complete_words tunelock help '' | grep -qx fallback || fail "help does not offer fallback"
+echo "ok: bash completes commands, subcommands, flags, values, files and the command after --"

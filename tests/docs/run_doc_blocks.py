@@ -11,8 +11,8 @@ The conventions the documents follow (docs/README.md says them too):
 - a command exits 0 unless its line says `# exits N` (or `# exits non-zero`);
 - output is shown in ```text blocks, which are not run.
 
-Each document runs in its own scratch folder (examples/ linked in, nothing
-else of the clone), its blocks in order in one shell, so a block may use
+Each document runs in its own scratch folder (examples/ linked in, and the
+build as build/demo, nothing else of the clone), its blocks in order in one shell, so a block may use
 what an earlier one wrote or exported. Exit 0 when every command exited as
 its document says, 1 otherwise, naming document, line, command and output.
 """
@@ -127,10 +127,13 @@ def script_for(path, blocks):
     return "\n".join(lines) + "\n"
 
 
-def run_document(path, source, bin_dirs, timeout):
+def run_document(path, source, bin_dirs, timeout, links=()):
     blocks = shell_blocks(path)
     with tempfile.TemporaryDirectory(prefix="tunelock-docs-") as scratch:
         os.symlink(os.path.join(source, "examples"), os.path.join(scratch, "examples"))
+        for name, target in links:  # e.g. build/demo: the build a reader's commands name
+            os.makedirs(os.path.dirname(os.path.join(scratch, name)) or scratch, exist_ok=True)
+            os.symlink(target, os.path.join(scratch, name))
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("TUNELOCK_", "MCORE_AUTOTUNE_", "TRITON_AUTOTUNE_"))
                and k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
@@ -157,15 +160,23 @@ def main():
     parser.add_argument("--source", required=True, help="the clone's root")
     parser.add_argument("--bin", action="append", default=[], help="a folder to put on PATH")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per document")
+    parser.add_argument("--link", action="append", default=[],
+                        help="NAME=PATH: PATH linked in the scratch folder as NAME")
     parser.add_argument("documents", nargs="+")
     args = parser.parse_args()
+    links = []
+    for link in args.link:
+        name, _, target = link.partition("=")
+        if not name or not target:
+            parser.error(f"--link {link!r}: expected NAME=PATH")
+        links.append((name, os.path.realpath(target)))
     source = os.path.realpath(args.source)
     bins = [os.path.realpath(b) for b in args.bin]
     status = 0
     for document in args.documents:
         path = os.path.realpath(os.path.join(source, document))
         try:
-            status |= run_document(path, source, bins, args.timeout)
+            status |= run_document(path, source, bins, args.timeout, links)
         except (DocError, OSError) as e:
             print(f"FAIL {e}")
             status = 1

@@ -8,8 +8,11 @@
 #   pip_install.sh SOURCE_DIR [PYTHON] [JOBS]
 #
 # Exit 77 (skipped) where the interpreter has no venv/ensurepip or pytest.
-# The venv sees the system's site-packages: pytest (and torch, where
-# installed) come from there; nothing is downloaded.
+# The venv is a fresh one, as a user makes it (`python3 -m venv v`): no
+# system site-packages and no 'wheel' package, which setup.py then finds in
+# the system's python3-wheel. Nothing is downloaded. Only after the install
+# does the venv see the system's packages (pytest, and torch where
+# installed), behind its own, for the suite.
 set -euo pipefail
 source_dir=$(cd "$1" && pwd)
 python=${2:-/usr/bin/python3}
@@ -24,11 +27,11 @@ fail() { echo "FAIL: $*"; exit 1; }
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 venv=$scratch/venv
-"$python" -m venv --system-site-packages "$venv" >"$scratch/venv.log" 2>&1 \
+"$python" -m venv "$venv" >"$scratch/venv.log" 2>&1 \
   || { tail -20 "$scratch/venv.log"; skip "cannot create a venv with pip"; }
 "$venv/bin/python" -m pip --version >/dev/null 2>&1 || skip "the venv has no pip"
-"$venv/bin/python" -c "import setuptools, wheel" 2>/dev/null \
-  || skip "no setuptools or wheel for a build without isolation (Debian: apt-get install python3-pip)"
+"$venv/bin/python" -c "import setuptools" 2>/dev/null \
+  || skip "no setuptools for a build without isolation (Debian: apt-get install python3-pip)"
 
 # Nothing from the build tree or the environment may stand in for the
 # installed package: no PYTHONPATH, no library or CLI override, no user site.
@@ -42,7 +45,10 @@ if ! "$venv/bin/python" -m pip install --no-build-isolation --no-index "$source_
      >"$scratch/pip.log" 2>&1; then
   tail -60 "$scratch/pip.log"; fail "pip install --no-build-isolation --no-index $source_dir"
 fi
-echo "ok: pip install built and installed the package in $(( $(date +%s) - started )) s"
+echo "ok: pip install built and installed the package in a fresh venv in $(( $(date +%s) - started )) s"
+# The suite's own needs (pytest, torch) from the system, after the venv's packages.
+"$python" -c 'import site; print("\n".join(site.getsitepackages()))' \
+  >"$("$venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')/system-packages.pth"
 # That build is the plain Release build a user gets (no preset, -O3, GCC's
 # false -O3 warnings not errors): install.plain_release_configure checks the
 # configure, this is where it compiles.

@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::string_view kBlockPattern = "TUNELOCK_BLOCK_<NAME>";
 
-constexpr std::array<VariableInfo, 35> kVariables{{
+constexpr std::array<VariableInfo, 36> kVariables{{
     // The policy (runtime/policy.hpp): what is chosen, and how.
     {"TUNELOCK_MODE", "policy",
      "auto, pinned, record, audit or consensus: how a kernel's first call per key decides",
@@ -81,6 +81,10 @@ constexpr std::array<VariableInfo, 35> kVariables{{
      "the one the package carries"},
     {"TUNELOCK_PYTHON_BUILD_DIR", "build",
      "pip install's build folder (read by setup.py only; ignored at run time)", "build/python"},
+    {"TUNELOCK_SYSTEM_WHEEL", "build",
+     "where setup.py looks for the system's 'wheel' package when its Python has none "
+     "(':'-separated; read by setup.py only)",
+     "/usr/lib/python3/dist-packages:/usr/share/python-wheels"},
 }};
 
 }  // namespace

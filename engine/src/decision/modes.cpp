@@ -11,12 +11,12 @@ std::span<const ModeBehaviour> mode_behaviours() {
       {Mode::pinned, "no (equivalent=timed: an entry's equivalents)", "yes", "yes",
        "with verify_every", "nothing"},
       {Mode::record, "yes: every candidate, with the bits audit", "no", "yes", "with verify_every",
-       "records: <record_path>.rank<N>.json"},
+       "records: `<record_path>.rank<N>.json`"},
       {Mode::audit, "yes: after choosing, once per key", "yes", "yes", "with verify_every",
-       "audit files: <record_path>.rank<N>.audit.json"},
+       "audit files: `<record_path>.rank<N>.audit.json`"},
       {Mode::consensus, "yes: once per key, kept for the next check", "yes", "yes",
        "with verify_every; each check picks winners",
-       "records, and the table at exit: <record_path>.tables/<arch>.json"},
+       "records, and the table at exit: `<record_path>.tables/<arch>.json`"},
   }};
   return kModes;
 }
@@ -53,8 +53,7 @@ std::vector<IgnoredSetting> ignored_settings(const Policy& policy, bool choice_l
     if (policy.chaos) add("chaos (TUNELOCK_CHAOS)", name + " pins nothing to scatter");
   }
   if (!policy.intercepts()) {  // auto without a check: tunelock stays out of the call
-    const std::string nothing_logged =
-        name + " logs no choice without verify_every or enumerate";
+    const std::string nothing_logged = name + " logs no choice without verify_every or enumerate";
     if (choice_log_set) add("TUNELOCK_CHOICE_LOG", nothing_logged);
     if (policy.verify_strict) add("verify_strict (TUNELOCK_VERIFY_STRICT)", nothing_logged);
   }
@@ -72,8 +71,9 @@ std::string ignored_settings_line(const Policy& policy, bool choice_log_set) {
                     (policy.mode ? "'" : "' (no mode set)") + " ignores ";
   for (std::size_t i = 0; i < ignored.size(); ++i)
     out += (i ? "; " : "") + ignored[i].setting + ": " + ignored[i].why;
-  out += ". Set the mode that uses them (TUNELOCK_MODE=pinned reads a table; "
-         "`tunelock help modes`)";
+  out +=
+      ". Set the mode that uses them (TUNELOCK_MODE=pinned reads a table; "
+      "`tunelock help modes`)";
   return out;
 }
 

@@ -49,7 +49,8 @@ inline constexpr std::string_view kAll[] = {
 // and ignored by the runtime.
 inline constexpr std::string_view kPythonBuildDir = "TUNELOCK_PYTHON_BUILD_DIR";
 inline constexpr std::string_view kCli = "TUNELOCK_CLI";
-inline constexpr std::string_view kBuildOnly[] = {kPythonBuildDir, kCli};
+inline constexpr std::string_view kSystemWheel = "TUNELOCK_SYSTEM_WHEEL";
+inline constexpr std::string_view kBuildOnly[] = {kPythonBuildDir, kCli, kSystemWheel};
 }  // namespace env_names
 
 // The value of `name` in `env`, or "" when unset.
