@@ -33,6 +33,7 @@ std::vector<RecordFile> load_all(const std::vector<std::string>& paths) {
 
 int merge(const RecordOptions& options, Streams& streams) {
   const std::vector<RecordFile> records = load_all(options.records);
+  refuse_output_among_inputs(options.output, records);
   const MergeResult result = merge_records(records, options.arch, options.source);
   write_table(*result.table, options.output);
   // Keys reported only for their equivalent configs are not disagreements.

@@ -152,7 +152,21 @@ int diff(const Paths& paths, Streams& streams) {
       streams.out << "changed: " << where << describe(*c.before) << " -> " << describe(*c.after)
                   << same_config_note(c) << "\n";
   }
-  const std::size_t differences = diff.changes.size() + (diff.arch ? 1 : 0);
+  for (const FlagChange& f : diff.flags) {
+    streams.out << "nondeterministic: " << f.kernel;
+    for (const std::string& sig : f.added) streams.out << " +" << sig;
+    for (const std::string& sig : f.removed) streams.out << " -" << sig;
+    if (!f.pinned_now_flagged.empty()) {
+      streams.out << "  (the second table skips what the first pins at";
+      for (const std::string& key : f.pinned_now_flagged) streams.out << " [" << key << "]";
+      streams.out << ": they launch different configs)";
+    }
+    streams.out << "\n";
+  }
+  for (const IdentityChange& i : diff.identities)
+    streams.out << "identity: " << i.kernel << " " << (i.before.empty() ? "(none)" : i.before)
+                << " -> " << (i.after.empty() ? "(none)" : i.after) << "\n";
+  const std::size_t differences = diff.differences();
   streams.out << (differences ? std::to_string(differences) + " difference(s)\n"
                               : "identical entries\n");
   return differences ? kExitDifferent : kExitOk;

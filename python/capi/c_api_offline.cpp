@@ -124,6 +124,7 @@ int tunelock_merge(const char* request_json, char** result_json) {
     const std::vector<RecordFile> records = records_of(request);
     const std::string output = string_field(request, "output", "");
     if (output.empty()) throw Error("output: missing (the table file to write)");
+    refuse_output_among_inputs(output, records);
     const MergeResult result = merge_records(records, string_field(request, "arch", ""),
                                              string_field(request, "source", ""));
     write_table_file(*result.table, output);

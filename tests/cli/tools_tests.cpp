@@ -138,6 +138,34 @@ BOOST_AUTO_TEST_CASE(diff_reports_added_removed_changed_and_exits_1) {
                    "changed_fields": ["config"], "same_config": false}]})"));
 }
 
+BOOST_AUTO_TEST_CASE(diff_reports_newly_flagged_pinned_configs_and_changed_identities) {
+  // Same entries, but B flags the config A pins and names other code: the two
+  // tables launch different configs, so they are not "identical entries".
+  TempDir dir;
+  dir.write("a.json", R"({"arch": "sm90", "identities": {"k": "triton:aaa"},
+      "kernels": {"k": {"M=1": {"num_warps": 4, "num_stages": 3}}}})");
+  dir.write("b.json", R"({"arch": "sm90", "identities": {"k": "triton:bbb"},
+      "nondeterministic": {"k": [";warps=4;stages=3"]},
+      "kernels": {"k": {"M=1": {"num_warps": 4, "num_stages": 3}}}})");
+  const auto result = run_cli({"table", "diff", path(dir, "a.json"), path(dir, "b.json")});
+  BOOST_TEST(result.code == 1);
+  BOOST_TEST(result.out.find("nondeterministic: k +;warps=4;stages=3  (the second table skips "
+                             "what the first pins at [M=1]: they launch different configs)") !=
+                 std::string::npos,
+             result.out);
+  BOOST_TEST(result.out.find("identity: k triton:aaa -> triton:bbb") != std::string::npos);
+  BOOST_TEST(result.out.find("2 difference(s)") != std::string::npos);
+  const auto json = nlohmann::json::parse(
+      run_cli({"table", "diff", "--json", path(dir, "a.json"), path(dir, "b.json")}).out);
+  BOOST_TEST(json["nondeterministic"][0]["pinned_now_flagged"] ==
+             nlohmann::json::parse(R"(["M=1"])"));
+  BOOST_TEST(json["identities"][0]["after"] == "triton:bbb");
+  // The reverse drops the flag: still a difference, nothing newly skipped.
+  const auto back = run_cli({"table", "diff", path(dir, "b.json"), path(dir, "a.json")});
+  BOOST_TEST(back.code == 1);
+  BOOST_TEST(back.out.find("nondeterministic: k -;warps=4;stages=3\n") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(diff_says_when_a_changed_entry_launches_the_same_config) {
   TempDir dir;
   dir.write("a.json",
@@ -660,6 +688,52 @@ BOOST_AUTO_TEST_CASE(merge_takes_a_directory_or_a_list_file) {
   const auto nothing = run_cli({"merge", empty.path().string(), "-o", path(dir, "y.json")});
   BOOST_TEST(nothing.code == 2);
   BOOST_TEST(nothing.err.find("a directory with no record files") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_config_one_rank_timed_twice_counts_once) {
+  // Rank 0's autotuner lists B twice; 1-1 votes go to the faster median over
+  // the ranks: A (1.5, 2.0) against B (1.0, 3.0), one timing per rank each.
+  TempDir dir;
+  const std::string a = R"({"kwargs": {"BLOCK_M": 128}, "num_warps": 8, "num_stages": 3})";
+  const std::string b = R"({"kwargs": {"BLOCK_M": 64}, "num_warps": 4, "num_stages": 3})";
+  dir.write("rec.rank0.json", R"({"sm90": {"pkg.mm": {"M=1": )" + b + "}}}");
+  dir.write("rec.rank1.json", R"({"sm90": {"pkg.mm": {"M=1": )" + a + "}}}");
+  const std::string sa = "BLOCK_M=128;warps=8;stages=3", sb = "BLOCK_M=64;warps=4;stages=3";
+  auto sidecar = [&](int rank, const std::string& timings) {
+    dir.write("rec.rank" + std::to_string(rank) + ".timings.json",
+              R"({"format_version": 1, "rank": )" + std::to_string(rank) +
+                  R"(, "device": {}, "timings": {"sm90": {"pkg.mm": {"M=1": [)" + timings +
+                  "]}}}}");
+  };
+  sidecar(0, R"({"signature": ")" + sa + R"(", "median_ms": 2.0}, {"signature": ")" + sb +
+                 R"(", "median_ms": 1.0}, {"signature": ")" + sb + R"(", "median_ms": 1.0})");
+  sidecar(1, R"({"signature": ")" + sa + R"(", "median_ms": 1.5}, {"signature": ")" + sb +
+                 R"(", "median_ms": 3.0})");
+  BOOST_TEST_REQUIRE(run_cli({"merge", dir.path().string(), "-o", path(dir, "t.json")}).code == 0);
+  const auto table = nlohmann::json::parse(read_file(path(dir, "t.json")));
+  BOOST_TEST(table["kernels"]["pkg.mm"]["M=1"]["kwargs"]["BLOCK_M"] == 128);  // A, not B
+  const auto report = run_cli({"report", dir.path().string()});
+  BOOST_TEST(report.out.find("over 3 rank(s)") == std::string::npos, report.out);
+  BOOST_TEST(report.out.find("over 2 rank(s)") != std::string::npos, report.out);
+}
+
+BOOST_AUTO_TEST_CASE(merge_refuses_an_output_that_is_one_of_its_inputs) {
+  TempDir dir;
+  write_records(dir);
+  const std::string rank0 = read_file(path(dir, "rec.rank0.json"));
+  const std::string sidecar = read_file(path(dir, "rec.rank0.timings.json"));
+  for (const std::string& output :
+       {path(dir, "rec.rank1.json"), path(dir, "rec.rank0.timings.json"),
+        dir.path().string() + "/./rec.rank0.json"}) {
+    const auto result = run_cli({"merge", dir.path().string(), "-o", output});
+    BOOST_TEST_INFO(output << ": " << result.err);
+    BOOST_TEST(result.code == 2);
+    BOOST_TEST(result.err.find("the output is one of the merge's inputs") != std::string::npos);
+  }
+  // Nothing was replaced.
+  BOOST_TEST(read_file(path(dir, "rec.rank0.json")) == rank0);
+  BOOST_TEST(read_file(path(dir, "rec.rank0.timings.json")) == sidecar);
+  BOOST_TEST(run_cli({"merge", dir.path().string(), "-o", path(dir, "table.json")}).code == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_table_is_never_written_under_another_archs_name) {

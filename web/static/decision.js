@@ -159,5 +159,9 @@ function refreshDiff() {
   for (const r of result.removed) lines.push(`removed: ${r.kernel} [${r.key}] ${r.before}`);
   for (const r of result.changed) lines.push(`changed: ${r.kernel} [${r.key}] ${r.before} -> ${r.after}` +
     (r.same_config ? `  (same config, launches alike; only ${r.changed_fields.join(', ')} changed)` : ''));
+  for (const f of result.nondeterministic || []) lines.push(`nondeterministic: ${f.kernel}` +
+    f.added.map((s) => ` +${s}`).join('') + f.removed.map((s) => ` -${s}`).join('') +
+    (f.pinned_now_flagged.length ? `  (the second table skips what the first pins at ${f.pinned_now_flagged.map((k) => `[${k}]`).join(' ')}: they launch different configs)` : ''));
+  for (const i of result.identities || []) lines.push(`identity: ${i.kernel} ${i.before || '(none)'} -> ${i.after || '(none)'}`);
   $('diff-out').textContent = lines.length ? lines.join('\n') : 'identical entries';
 }

@@ -15,6 +15,22 @@
 namespace tunelock {
 namespace {
 
+// One rank's timing of each config for `key`. A config its autotuner lists
+// twice is timed twice, but it is still one rank: the median of its own
+// timings counts once, so two record files never read as three ranks.
+std::map<std::string, double> own_timings(const RecordFile& record, const RecordKey& key) {
+  std::map<std::string, std::vector<double>> all;
+  if (const auto timed = record.timings.find(key); timed != record.timings.end())
+    for (const CandidateTiming& c : timed->second)
+      if (c.median_ms) all[c.signature].push_back(*c.median_ms);
+  std::map<std::string, double> out;
+  for (auto& [sig, list] : all) {
+    std::sort(list.begin(), list.end());
+    out[sig] = median_of_sorted(list);
+  }
+  return out;
+}
+
 // One recording's files are one vote per rank: the same file twice, or two
 // files of one rank, would count a rank twice.
 void require_distinct(const std::vector<RecordFile>& records) {
@@ -90,9 +106,7 @@ Equivalents equivalent_to(const std::vector<RecordFile>& records, const RecordKe
   // first few (selection.hpp, equivalents_worth_timing).
   std::map<std::string, std::vector<double>> times;
   for (const RecordFile& record : records)
-    if (const auto timed = record.timings.find(key); timed != record.timings.end())
-      for (const CandidateTiming& c : timed->second)
-        if (c.median_ms) times[c.signature].push_back(*c.median_ms);
+    for (const auto& [sig, ms] : own_timings(record, key)) times[sig].push_back(ms);
   std::map<std::string, double> median_ms;
   for (auto& [sig, list] : times) {
     std::sort(list.begin(), list.end());
@@ -148,10 +162,7 @@ int flip_count(const std::vector<Vote>& votes, const std::vector<const RecordFil
   int flips = 0;
   for (const RecordFile* rank : voters) {
     const std::string voted = signature(rank->winners.at(key));
-    std::map<std::string, double> own;  // this rank's timings of the voted-for configs
-    if (const auto timed = rank->timings.find(key); timed != rank->timings.end())
-      for (const CandidateTiming& c : timed->second)
-        if (c.median_ms) own[c.signature] = *c.median_ms;
+    const std::map<std::string, double> own = own_timings(*rank, key);  // its one timing each
     const Vote* kept = nullptr;
     int kept_count = 0;
     double kept_ms = kNoTiming;
@@ -215,13 +226,12 @@ std::vector<KeyVerdict> tally(const std::vector<RecordFile>& records) {
     }
   }
   for (const RecordFile& record : records) {
-    for (const auto& [key, candidates] : record.timings) {
-      auto by_key = votes.find(key);
+    for (const auto& timed : record.timings) {
+      auto by_key = votes.find(timed.first);
       if (by_key == votes.end()) continue;
-      for (const CandidateTiming& c : candidates) {
-        auto vote = by_key->second.find(c.signature);
-        if (vote != by_key->second.end() && c.median_ms)
-          vote->second.timings_ms.push_back(*c.median_ms);
+      for (const auto& [sig, ms] : own_timings(record, timed.first)) {
+        auto vote = by_key->second.find(sig);
+        if (vote != by_key->second.end()) vote->second.timings_ms.push_back(ms);
       }
     }
   }

@@ -48,10 +48,26 @@ RecordFile load_record_file(const std::filesystem::path& path) {
     std::error_code ec;
     if (std::filesystem::exists(sidecar, ec)) {
       add_timings(record, read_file(sidecar), sidecar);
+      record.sidecar = sidecar;
       break;
     }
   }
   return record;
+}
+
+void refuse_output_among_inputs(const std::filesystem::path& output,
+                                const std::vector<RecordFile>& records) {
+  std::error_code ec;
+  if (!std::filesystem::exists(output, ec)) return;  // a new file is nobody's input
+  for (const RecordFile& record : records) {
+    for (const std::string& input : {record.origin, record.sidecar}) {
+      if (input.empty() || !std::filesystem::equivalent(output, input, ec)) continue;
+      throw Error(
+          output.string() + ": the output is one of the merge's inputs (" +
+          (input == record.sidecar ? "the timing sidecar of " + record.origin : "a record file") +
+          "); writing the table there would replace a rank's vote. Name another output");
+    }
+  }
 }
 
 std::vector<RecordFile> load_record_files(const std::vector<std::filesystem::path>& paths) {

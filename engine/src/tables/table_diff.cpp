@@ -1,5 +1,7 @@
 #include "tunelock/tables/table_diff.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <set>
 
 namespace tunelock {
@@ -16,6 +18,28 @@ TableDiff diff_tables(const Table& a, const Table& b) {
     auto after = b.entry(kernel, key);
     if (before && after && *before == *after) continue;
     out.changes.push_back(EntryChange{kernel, key, std::move(before), std::move(after)});
+  }
+  std::set<std::string> kernels;
+  for (const Table* table : {&a, &b}) {
+    for (const auto& [kernel, flagged] : table->nondeterministic()) kernels.insert(kernel);
+    for (const auto& [kernel, identity] : table->identities()) kernels.insert(kernel);
+  }
+  for (const std::string& kernel : kernels) {
+    const std::span<const std::string> was = a.nondeterministic(kernel);
+    const std::span<const std::string> now = b.nondeterministic(kernel);
+    FlagChange flags{kernel, {}, {}, {}};
+    std::set_difference(now.begin(), now.end(), was.begin(), was.end(),
+                        std::back_inserter(flags.added));
+    std::set_difference(was.begin(), was.end(), now.begin(), now.end(),
+                        std::back_inserter(flags.removed));
+    if (!flags.added.empty()) {
+      for (const std::string& key : a.keys(kernel))
+        if (const auto entry = a.entry(kernel, key); entry && b.flags(kernel, entry->config))
+          flags.pinned_now_flagged.push_back(key);
+    }
+    if (!flags.added.empty() || !flags.removed.empty()) out.flags.push_back(std::move(flags));
+    const std::string before(a.identity(kernel)), after(b.identity(kernel));
+    if (before != after) out.identities.push_back({kernel, before, after});
   }
   return out;
 }
@@ -55,6 +79,13 @@ nlohmann::json table_diff_to_json(const TableDiff& diff) {
     }
     out[!c.before ? "added" : !c.after ? "removed" : "changed"].push_back(row);
   }
+  for (const FlagChange& f : diff.flags)
+    out["nondeterministic"].push_back({{"kernel", f.kernel},
+                                       {"added", f.added},
+                                       {"removed", f.removed},
+                                       {"pinned_now_flagged", f.pinned_now_flagged}});
+  for (const IdentityChange& i : diff.identities)
+    out["identities"].push_back({{"kernel", i.kernel}, {"before", i.before}, {"after", i.after}});
   return out;
 }
 

@@ -59,7 +59,14 @@ struct RecordFile {
   // arch -> kernel (qualified) -> the identity of the code it was timed on,
   // from the sidecar; kernels that declare none are absent.
   std::map<std::string, KernelIdentities> identities;
+  std::string sidecar;  // the timing sidecar read beside it, when there was one
 };
+
+// Throws Error when `output` is one of the records' files or their timing
+// sidecars (by any spelling, links included): a merge writing there would
+// replace a rank's vote with the table, and exit 0.
+void refuse_output_among_inputs(const std::filesystem::path& output,
+                                const std::vector<RecordFile>& records);
 
 // The record files a command line names: each argument a file, a directory
 // (every `<run>.rank<N>.json` record in it, sidecars left out) or
