@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "fuzz_target.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 
 void read_input(std::string_view bytes, const std::string&) {
   tunelock::Environment env;

@@ -13,7 +13,7 @@
 #include "tunelock/decision/selection.hpp"
 #include "tunelock/io/files.hpp"
 #include "tunelock/model/candidates.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/tables/table_files.hpp"
 #include "tunelock/tables/table_format.hpp"
 

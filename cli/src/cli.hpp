@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 
 namespace tunelock::cli {
 

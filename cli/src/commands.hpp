@@ -10,7 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 
 namespace tunelock::cli {
 

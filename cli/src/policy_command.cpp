@@ -5,7 +5,7 @@
 
 #include "commands.hpp"
 #include "tunelock/base/log.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/tables/table_files.hpp"
 
 namespace tunelock::cli {

@@ -66,7 +66,9 @@ std::size_t FamilyCore::decide(std::span<const KeyValue> values,
     generation_.store(generation, std::memory_order_release);
   }
   const std::size_t slot = launcher_.backend().arch_slot();
-  if (launcher_.runtime().policy()->effective_mode() == Mode::audit)
+  // An audited plan counts every call against its key's entry, so its
+  // choices stay out of the lock-free cache.
+  if (counts_calls(plan_first_call(*launcher_.runtime().policy(), id_, configs_.size())))
     return decide_audited(values, dtypes, site, slot);
   ChoiceCache& cache = caches_[slot];
   if (const std::size_t hit = cache.find(values, dtypes); hit != ChoiceCache::kNone) return hit;

@@ -17,9 +17,11 @@ namespace {
 class CallbackRunner final : public CallRunner {
  public:
   explicit CallbackRunner(const tunelock_call_runner& callbacks) : callbacks_(callbacks) {
-    if (!callbacks.time || !callbacks.run || !callbacks.second_input || !callbacks.put_back)
+    if (!callbacks.time || !callbacks.run_outputs || !callbacks.use_second_input ||
+        !callbacks.put_back)
       throw Error(
-          "first call: every runner callback (time, run, second_input, put_back) is needed");
+          "first call: every runner callback (time, run_outputs, use_second_input, put_back) is "
+          "needed");
   }
   double time(std::size_t i) override { return timed(callbacks_.time, i); }
   double time_briefly(std::size_t i) override {
@@ -28,13 +30,15 @@ class CallbackRunner final : public CallRunner {
   bool has_outputs() const override { return callbacks_.has_outputs != 0; }
   std::string run_outputs(std::size_t i) override {
     std::array<char, 256> outputs{};
-    if (callbacks_.run(callbacks_.context, static_cast<int64_t>(i), outputs.data(), outputs.size(),
+    if (callbacks_.run_outputs(callbacks_.context, static_cast<int64_t>(i), outputs.data(), outputs.size(),
                        error_.data(), error_.size()) != 0)
       throw Error(failure());
     outputs.back() = '\0';
     return outputs.data();
   }
-  bool use_second_input() override { return callbacks_.second_input(callbacks_.context) == 1; }
+  bool use_second_input() override {
+    return callbacks_.use_second_input(callbacks_.context) == 1;
+  }
   void put_back() override {
     if (callbacks_.put_back(callbacks_.context) != 0)
       throw Error("the runner could not put the call's buffers back");
@@ -67,9 +71,28 @@ class CallbackRunner final : public CallRunner {
   std::array<char, 1024> error_{};
 };
 
+// A plan as a face reads it: its name and what it means for the face, so
+// no face compares plan or mode names.
+json plan_json(FirstCall plan) {
+  return json{{"plan", std::string(to_string(plan))},
+              {"engine_chooses", engine_chooses(plan)},
+              {"intercepts", intercepts(plan)},
+              {"counts_calls", counts_calls(plan)}};
+}
+
 }  // namespace
 
 extern "C" {
+
+int tunelock_call_plan(const char* module, const char* name, int64_t config_count, char** plan) {
+  return guarded([&] {
+    if (config_count < 0) throw Error("config_count: expected 0 or more");
+    const KernelId id{text_of(module, "module"), text_of(name, "name")};
+    put(plan, plan_json(plan_first_call(*process_runtime().policy(), id,
+                                        static_cast<std::size_t>(config_count)))
+                  .dump());
+  });
+}
 
 int tunelock_first_call(const char* arch, const char* module, const char* name, const char* key,
                         const char* candidates_json, int64_t config_count, int64_t own_default,
@@ -93,7 +116,7 @@ int tunelock_first_call(const char* arch, const char* module, const char* name, 
     request.identity = code;
     CallbackRunner callbacks(*runner);
     const FirstCallOutcome outcome = run_first_call(process_runtime(), request, callbacks);
-    json out{{"plan", std::string(to_string(outcome.plan))},
+    json out{{"plan", plan_json(outcome.plan)},
              {"launched", outcome.launched},
              {"timed", outcome.timed},
              {"provisional", outcome.provisional},

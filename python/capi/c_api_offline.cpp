@@ -19,7 +19,7 @@
 #include "tunelock/records/merge.hpp"
 #include "tunelock/records/merge_report.hpp"
 #include "tunelock/records/record_file.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/tables/table_binary.hpp"
 #include "tunelock/tables/table_files.hpp"
 #include "tunelock/tables/table_format.hpp"

@@ -9,7 +9,7 @@
 #include "tunelock/model/tuning_key.hpp"
 #include "tunelock/records/record_store.hpp"
 #include "tunelock/records/timing_json.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/runtime/runtime.hpp"
 #include "tunelock/tables/provenance_json.hpp"
 
@@ -137,7 +137,7 @@ int tunelock_pinned_choice(const char* arch, const char* module, const char* nam
     const Choice& choice = decision.choice;
     runtime.log_choice(arch_text, id, key_text, candidates[choice.index], ChoiceOrigin::pinned);
     json equivalent = json::array();  // what TUNELOCK_EQUIVALENT=timed may time in its place
-    if (runtime.policy()->equivalent == Equivalent::timed && !runtime.policy()->chaos)
+    if (runtime.policy()->times_equivalents())
       equivalent = decision.equivalent;
     put(choice_json, json{{"index", choice.index},
                           {"signature", signature(candidates[choice.index])},
@@ -182,15 +182,6 @@ int tunelock_record(const char* arch, const char* qualified, const char* key,
     const Config winner = config_from_json(json_of(winner_json, "winner"), "winner");
     process_runtime().record(text_of(arch, "arch"), text_of(qualified, "qualified"),
                              text_of(key, "key"), winner, timings_of(timings_json));
-  });
-}
-
-int tunelock_call_plan(const char* module, const char* name, int64_t config_count, char** plan) {
-  return guarded([&] {
-    if (config_count < 0) throw Error("config_count: expected 0 or more");
-    const KernelId id{text_of(module, "module"), text_of(name, "name")};
-    put(plan, std::string(to_string(plan_first_call(*process_runtime().policy(), id,
-                                                    static_cast<std::size_t>(config_count)))));
   });
 }
 

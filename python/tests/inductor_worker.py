@@ -4,7 +4,7 @@ a torch.compile'd model would: one mm decision among ATen and two template
 tiles, and one generated reduction with four configs. Prints what it chose,
 what Inductor benchmarked and the output's bits, as JSON.
 
-    inductor_worker.py [--counter N] [--rows N] [--no-install | --via-triton]
+    inductor_worker.py [--counter N] [--rows N] [--no-install | --via-triton | --via-tunelock]
 
 NOISE_SEED (environment) seeds the stand-in's clocks, as each process's own
 clock differs; --counter shifts Inductor's running numbers (triton_mm_N,
@@ -56,13 +56,18 @@ def main():
     parser.add_argument("--rows", type=int, default=2048)
     parser.add_argument("--no-install", action="store_true")
     parser.add_argument("--via-triton", action="store_true")
+    parser.add_argument("--via-tunelock", action="store_true")  # tunelock.install(): every adapter
     options = parser.parse_args()
     sa.NOISE_SEED = th.NOISE_SEED = int(os.environ.get("NOISE_SEED", "0"))
     if options.via_triton:
         tunelock.triton.install()
+    elif options.via_tunelock:
+        tunelock.install()
+        out_patched = {"triton": tunelock.triton._interception.original_run is not None,
+                       "inductor": tunelock.inductor._interception.original_call is not None}
     elif not options.no_install:
         tunelock.inductor.install()
-    out = {}
+    out = {"patched": out_patched} if options.via_tunelock else {}
     try:
         rows = options.rows
         nodes = [sa.Node("torch.bfloat16", [rows, 768], [768, 1]),

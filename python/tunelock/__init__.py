@@ -2,27 +2,36 @@
 `tunelock` CLI (one table format, one set of rules, one choice log, digest
 and verify), loaded through a small C ABI.
 
-    import tunelock.triton; tunelock.triton.install()   # the one line a trainer adds
+    import tunelock; tunelock.install()   # the one line a trainer adds
 
-Policy comes from the environment (TUNELOCK_*, Megatron's MCORE_AUTOTUNE_*)
-or keyword arguments, validated by the engine with the same messages.
+`install()` installs the policy and switches on every adapter whose library
+is present: Triton's autotuner (`tunelock.triton`) and torch.compile's
+Inductor (`tunelock.inductor`). Policy comes from the environment
+(TUNELOCK_*, Megatron's MCORE_AUTOTUNE_*) or keyword arguments, validated by
+the engine with the same messages.
 
-The package's rooms: the user API (`_api`: policy, verify, outputs), the
-runtime hooks an interception calls (`_hooks`), the offline tools
-(`_offline`), the Triton interception (`triton`, with `_introspection`,
-`_bits` and `_first_call`), verification over a process group
-(`distributed`) and the launch watch (`watch`).
+The package's rooms, each importing only those before it
+(scripts/check_layers.py checks it): the engine's C ABI (`_native`) and
+argument checks (`_arguments`, `_introspection`); the engine's texts and
+the deprecated step hooks (`_hooks`); the driver, the one way in for a
+face (`_driver`: `first_call`, `Runner`, `Plan`); bits and runs (`_bits`);
+verification over a process group (`distributed`, `_roll_call`); the user
+API (`_api`: policy, verify, outputs); the offline tools (`_offline`); the
+adapter registry (`_adapters`); the adapters, which never import each
+other (`triton`, `inductor`, with `_inductor_describe`); the launch watch
+(`watch`).
 """
 from . import watch
-from ._api import (Policy, choice_digest, choice_log, flush, install, installed_policy,
-                   maybe_verify, observes, verify, version)
-from ._hooks import (Choice, Config, audit_key, autotune_configs, call_plan, count_audited_call,
-                     log_choice, note_bits_check, pinned_choice, record, set_device, signature,
-                     tuning_key)
+from ._adapters import install
+from ._api import (Policy, choice_digest, choice_log, flush, installed_policy, maybe_verify,
+                   observes, verify, version)
+from ._hooks import (Choice, Config, audit_key, autotune_configs, log_choice, note_bits_check,
+                     pinned_choice, record, set_device, signature, tuning_key)
 from ._native import TunelockError
 from ._offline import (FileKind, audit, choose, convert_table, coverage, file_kind, merge, report,
                        table)
-
+from ._driver import FirstCall, NothingToRun, Plan, Runner, call_plan, count_audited_call, first_call
+from . import inductor, triton  # noqa: E402 - every adapter registers as it is imported
 
 
 def __getattr__(name):
@@ -37,10 +46,11 @@ __all__ = [
     # the user API
     "TunelockError", "Policy", "install", "installed_policy", "observes", "verify", "maybe_verify",
     "choice_log", "choice_digest", "flush", "version",
-    # the runtime hooks an interception calls
-    "Choice", "Config", "tuning_key", "pinned_choice", "log_choice", "record", "signature",
-    "call_plan", "audit_key", "autotune_configs", "count_audited_call", "note_bits_check",
-    "set_device",
+    # the driver: the one way in for a face
+    "first_call", "Runner", "NothingToRun", "Plan", "FirstCall", "call_plan", "count_audited_call",
+    "Config", "tuning_key", "signature", "set_device", "autotune_configs",
+    # the deprecated step hooks (the driver does each of them)
+    "Choice", "pinned_choice", "log_choice", "record", "audit_key", "note_bits_check",
     # the offline tools
     "FileKind", "choose", "merge", "report", "audit", "coverage", "file_kind", "table",
     "convert_table",

@@ -119,18 +119,13 @@ class Policy:
         return f"Policy({self._resolved})"
 
 
-def install(policy: Optional[Policy] = None, **fields: Any) -> Policy:
-    """Installs a policy process-wide: the environment's when none is given;
-    `install(mode="pinned")` layers the fields over the environment (a field wins
-    over its TUNELOCK_* variable); `install(Policy(...))` installs that policy as
-    it was resolved. A policy that cannot be carried out raises and keeps the
-    previous one."""
-    return _install("install", policy, fields)
-
-
 def _install(function: str, policy: Optional[Policy], fields: Dict[str, Any]) -> Policy:
-    """install() for tunelock.install and tunelock.triton.install (`function`
-    names the one called in messages)."""
+    """Installs a policy process-wide: the environment's when none is given;
+    keyword fields layer over the environment (a field wins over its
+    TUNELOCK_* variable); a Policy is installed as it was resolved. A policy
+    that cannot be carried out raises and keeps the previous one. For
+    tunelock.install and each adapter's install (`function` names the one
+    called in messages)."""
     if policy is not None and not isinstance(policy, Policy):
         raise TypeError(f"tunelock.{function}: policy: expected a tunelock.Policy or None, got "
                         f"{arguments.type_name(policy)} (policy fields go as keywords: "

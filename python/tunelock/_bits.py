@@ -146,9 +146,28 @@ class IdenticalInputs:
         return self._run(config)
 
 
+class DistinctBits:
+    """The distinct sets of output bits a call's runs gave, in order: a
+    run's number among them is what a runner hands the driver for its bits
+    (equal numbers, equal bits). Compared on the device, so no output is
+    copied to the host; a racy config's runs each add one, a bit class adds
+    one. A run is a mapping or a sequence of tensors, compared pairwise."""
+
+    def __init__(self):
+        self._seen = []
+
+    def number(self, run):
+        pairs = (lambda a, b: ((a[k], b[k]) for k in a)) if isinstance(run, dict) else zip
+        for number, seen in enumerate(self._seen):
+            if all(same_bits(x, y) for x, y in pairs(run, seen)):
+                return b"%d" % number
+        self._seen.append(run)
+        return b"%d" % (len(self._seen) - 1)
+
+
 class TritonRunner:
     """One call of a Triton autotuner as the engine's first-call driver runs
-    it (tunelock._first_call): candidate i timed by Triton's own
+    it (tunelock.first_call, the Runner protocol): candidate i timed by Triton's own
     benchmarker, hooks and all, or run once from the call's own inputs for
     its bits. The call's tensors are snapshot before its first run, so
     every bits run and `put_back` start from what the call passed."""
@@ -159,7 +178,7 @@ class TritonRunner:
         self.has_outputs = bool(tensor_arguments(autotuner, args, kwargs))
         self.capturing = capturing()
         self._inputs = None
-        self._distinct = []  # every distinct set of bits a run gave, in order
+        self._distinct = DistinctBits()
 
     def _identical(self):
         if self._inputs is None:
@@ -203,19 +222,12 @@ class TritonRunner:
             if saved is not _UNSET:
                 tuner.__dict__["do_bench"] = saved
 
-    def outputs(self, index):
+    def run_outputs(self, index):
         """The number of this run's bits among the distinct bits this call's
-        runs gave so far: equal numbers, equal bits. Compared on the device,
-        so no output is copied to the host; a racy config's runs each add
-        one, a bit class adds one."""
-        run = self._identical().run_once(self.candidates[index])
-        for number, seen in enumerate(self._distinct):
-            if all(same_bits(run[name], seen[name]) for name in run):
-                return b"%d" % number
-        self._distinct.append(run)
-        return b"%d" % (len(self._distinct) - 1)
+        runs gave so far (DistinctBits)."""
+        return self._distinct.number(self._identical().run_once(self.candidates[index]))
 
-    def second_input(self):
+    def use_second_input(self):
         inputs = self._identical()
         if not any(is_floating(t) for t in inputs.tensors.values()):
             return False

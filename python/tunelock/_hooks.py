@@ -1,9 +1,16 @@
-"""The runtime hooks an interception calls: the timing-free choice, the
-choice log, records, audits, the bits check's report, the device, and the
-engine's texts for keys and configs. Every rule behind them is the
-engine's (through the C ABI); these check their arguments and name them."""
+"""The engine's texts for keys and configs, the device, Megatron's
+`autotune_configs`, and the deprecated step hooks.
+
+The step hooks (`pinned_choice`, `log_choice`, `record`, `audit_key`,
+`note_bits_check`) are the parts of a first call, one by one, from before
+the driver. A face hands its first call to `tunelock.first_call`, which
+does each of them itself and tells them in one story; they stay for
+callers of their own and say so once each (DeprecationWarning). Every rule
+behind them is the engine's (through the C ABI); these check their
+arguments and name them."""
 import ctypes
 import json
+import warnings
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -27,6 +34,17 @@ def tuning_key(key_args: Union[Iterable[Tuple[str, Any]], Mapping[str, Any]],
                      encode(json.dumps(dtype_texts)), where="tunelock.tuning_key: key_args or dtypes")
 
 
+_said_deprecated = set()
+
+
+def _deprecated(function: str) -> None:
+    if function not in _said_deprecated:
+        _said_deprecated.add(function)
+        warnings.warn(f"tunelock.{function} is a deprecated step hook: hand the first call to "
+                      "tunelock.first_call (the driver), which decides, checks bits, logs, "
+                      "records and audits in one story", DeprecationWarning, stacklevel=3)
+
+
 def _kernel_call(function: str, arch: str, module: str, name: str,
                  key: str) -> Tuple[bytes, bytes, bytes, bytes]:
     """The arch, module, kernel name and key of one call, checked and encoded
@@ -41,6 +59,7 @@ def pinned_choice(arch: str, module: str, name: str, key: str,
                   candidates: Sequence[Config]) -> Choice:
     """The timing-free choice under the installed policy, logged as pinned."""
     function = "pinned_choice"
+    _deprecated(function)
     call = _kernel_call(function, arch, module, name, key)
     configs = arguments.configs(function, "candidates", candidates)
     result = call_json("tunelock_pinned_choice", *call, encode(json.dumps(configs)),
@@ -51,6 +70,7 @@ def pinned_choice(arch: str, module: str, name: str, key: str,
 
 def log_choice(arch: str, module: str, name: str, key: str, config: Config, pinned: bool) -> bool:
     function = "log_choice"
+    _deprecated(function)
     call = _kernel_call(function, arch, module, name, key)
     config = arguments.config(function, "config", config)
     pinned = arguments.flag(function, "pinned", pinned)
@@ -68,6 +88,7 @@ def record(arch: str, qualified: str, key: str, winner: Config,
     What the record readers would refuse (a bad arch tag, an empty kernel
     name or key) is refused here, not at merge."""
     function = "record"
+    _deprecated(function)
     arch = arguments.arch(function, "arch", arch)
     qualified = arguments.kernel_name(function, "qualified", qualified)
     key = arguments.key(function, "key", key)
@@ -90,18 +111,6 @@ def _signature(function: str, argument: str, config: Config) -> str:
                      where=f"tunelock.{function}: {argument}")
 
 
-def call_plan(module: str, name: str, config_count: int) -> str:
-    """What the first call of a kernel with `config_count` configs does under
-    the installed policy, as the engine plans it: "untouched", "single",
-    "single_logged", "pinned", "audited", "timed_logged" or "timed_recorded"."""
-    function = "call_plan"
-    module = arguments.text(function, "module", module)
-    name = arguments.kernel_name(function, "name", name)
-    count = arguments.integer(function, "config_count", config_count, 0)
-    return call_text("tunelock_call_plan", encode(module), encode(name), count,
-                     where="tunelock.call_plan")
-
-
 def audit_key(arch: str, module: str, name: str, key: str, candidates: Sequence[Config],
               launched: int, timings: Sequence[Dict[str, Any]], repeated: Optional[bool]) -> int:
     """Audit mode's first call of a pinned key: `timings` per candidate, in
@@ -109,6 +118,7 @@ def audit_key(arch: str, module: str, name: str, key: str, candidates: Sequence[
     `repeated` the pinned config's bits check. Returns the entry's id for
     count_audited_call."""
     function = "audit_key"
+    _deprecated(function)
     call = _kernel_call(function, arch, module, name, key)
     configs = arguments.configs(function, "candidates", candidates)
     launched = arguments.integer(function, "launched", launched, 0, len(configs) - 1)
@@ -137,17 +147,13 @@ def autotune_configs(configs: Sequence[Any]) -> List[Any]:
     return [items[i] for i in kept]
 
 
-def count_audited_call(entry: int, calls: int = 1) -> None:
-    """One more call (or `calls`) of an audited key, for the call-weighted regret."""
-    check(lib.tunelock_count_audited_call(entry, calls))
-
-
 def note_bits_check(module: str, name: str, key: str, config: Config,
                     repeated: Optional[bool]) -> None:
     """Reports the first pinned call's bits check: `repeated` True (same
     bits), False (changed: warns once, or raises under verify_strict) or None
     (nothing to compare)."""
     function = "note_bits_check"
+    _deprecated(function)
     module = arguments.text(function, "module", module)
     name = arguments.kernel_name(function, "name", name)
     key = arguments.text(function, "key", key)

@@ -39,8 +39,8 @@ RUNNER_STEP_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 class CallRunnerStruct(ctypes.Structure):
     _fields_ = [("context", ctypes.c_void_p), ("has_outputs", ctypes.c_int),
                 ("capturing", ctypes.c_int), ("runs_candidates", ctypes.c_int),
-                ("time", RUNNER_TIME_FN), ("run", RUNNER_RUN_FN),
-                ("second_input", RUNNER_STEP_FN), ("put_back", RUNNER_STEP_FN),
+                ("time", RUNNER_TIME_FN), ("run_outputs", RUNNER_RUN_FN),
+                ("use_second_input", RUNNER_STEP_FN), ("put_back", RUNNER_STEP_FN),
                 ("time_briefly", RUNNER_TIME_FN)]
 
 

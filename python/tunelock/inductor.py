@@ -32,11 +32,12 @@ import re
 import sys
 import threading
 
+from tunelock import _adapters as adapters
 from tunelock import _api as api
 from tunelock import _hooks as hooks
 from tunelock import _inductor_describe as describe
-from tunelock._bits import capturing, same_bits
-from tunelock._first_call import first_call
+from tunelock import _driver as driver
+from tunelock._bits import DistinctBits, capturing
 from tunelock._introspection import arch_tag
 from tunelock._native import TunelockError, logger
 
@@ -103,15 +104,10 @@ def install(policy=None, **fields):
         return installed
 
 
-
-
-
-def patch_if_present():
-    """What `tunelock.triton.install()` does for torch.compile: intercepts
-    Inductor when torch has been imported and is supported; says why not,
-    once, when it is imported but unsupported. Returns whether it did."""
-    if "torch" not in sys.modules:
-        return False
+def _switch_on():
+    """The registry's switch (tunelock.install, and tunelock.triton.install
+    where torch has been imported): intercepts Inductor when torch is
+    supported; says why not, once, when it is not. Returns whether it did."""
     try:
         _patch()
         return True
@@ -198,13 +194,11 @@ def _size_hints():
         return lambda values: [int(v) for v in values]
 
 
-class _TemplateRunner:
+class _TemplateRunner(driver.Runner):
     """A compile-time decision's runner: nothing runs here; Inductor's own
     benchmark of every choice, run once when the driver first asks for a
     time (a record or an audit), hands over its figures."""
 
-    has_outputs = False
-    capturing = False
     runs_candidates = False
 
     def __init__(self, benchmark):
@@ -216,14 +210,8 @@ class _TemplateRunner:
             self._times = self._benchmark()
         return self._times[index]
 
-    def outputs(self, index):
+    def run_outputs(self, index):
         raise TunelockError("a template choice is not run by tunelock")
-
-    def second_input(self):
-        return False
-
-    def put_back(self):
-        pass
 
 
 def _bound(original, selector, args, kwargs):
@@ -244,8 +232,7 @@ def _select_algorithm(self, *args, **kwargs):
     bound = _bound(original, self, args, kwargs)
     name, choices = bound.arguments["name"], list(bound.arguments["choices"])
     op = describe.algorithm_name(name)
-    if len(choices) < 2 or hooks.call_plan(describe.MODULE, op, len(choices)) in ("untouched",
-                                                                                 "single"):
+    if len(choices) < 2 or not driver.call_plan(describe.MODULE, op, len(choices)).intercepts:
         return original(self, *args, **kwargs)
     with held.lock:
         key = hooks.tuning_key(describe.template_key_args(bound.arguments["input_nodes"],
@@ -270,30 +257,25 @@ def _select_algorithm(self, *args, **kwargs):
                     f"turn those off to record or audit under tunelock")
             return [float(caught.get(choice, math.inf)) for choice in choices]
 
-        own = describe.own_template_default(choices)
-        if api.installed_policy().chaos:
-            # Inductor offers tiles beyond the device's shared memory and
-            # drops them only by compiling every choice: a choice made at
-            # random may not compile. Chaos varies the generated kernels;
-            # a template takes Inductor's own untimed default, logged.
-            hooks.log_choice(arch_tag(), describe.MODULE, op, key, candidates[own], True)
-            return _call_with(original, bound, choices=[choices[own]], **at_once)
-        outcome = first_call(arch_tag(), describe.MODULE, op, key, candidates, len(choices),
-                             _TemplateRunner(benchmark), own_default=own)
+        # Under chaos the driver keeps Inductor's own untimed default here: a
+        # tile drawn at random may not compile (first_call.cpp).
+        outcome = driver.first_call(arch_tag(), describe.MODULE, op, key, candidates,
+                                    len(choices), _TemplateRunner(benchmark),
+                                    own_default=describe.own_template_default(choices))
         # One choice: Inductor compiles it and benchmarks nothing.
-        return _call_with(original, bound, choices=[choices[outcome["launched"]]], **at_once)
+        return _call_with(original, bound, choices=[choices[outcome.launched]], **at_once)
 
 
 # ---- Generated kernels: CachingAutotuner ---------------------------------
 
 def _kernel_plan(autotuner, count):
-    return hooks.call_plan(describe.MODULE, describe.kernel_name(autotuner), count)
+    return driver.call_plan(describe.MODULE, describe.kernel_name(autotuner), count)
 
 
 def _coordinate_descent_tuning(self, launcher, *args, **kwargs):
     """Off wherever tunelock intercepts the kernel: it makes configs no
     list holds, timed on this process's clock."""
-    if _kernel_plan(self, 2) not in ("untouched", "single"):
+    if _kernel_plan(self, 2).intercepts:
         # Marked as Inductor marks a descent's result, so its run() does not
         # ask again on every launch (the cached launch stays a launch).
         launcher.config.found_by_coordesc = True
@@ -301,7 +283,7 @@ def _coordinate_descent_tuning(self, launcher, *args, **kwargs):
     return _interception.original_descent(self, launcher, *args, **kwargs)
 
 
-class _KernelRunner:
+class _KernelRunner(driver.Runner):
     """A generated kernel's first launch: each config timed by Inductor's
     own `bench`, and run on copies of every buffer it writes for its bits."""
 
@@ -317,12 +299,12 @@ class _KernelRunner:
         self.written = [i for i, name in enumerate(names[:len(args)])
                         if (name in mutated or name.startswith(("out_ptr", "in_out_ptr")))
                         and hasattr(args[i], "clone")]
-        self.seen = []  # the distinct bits the runs gave, as tuples of tensors
+        self.distinct = DistinctBits()
 
     def time(self, index):
         return float(self.autotuner.bench(self.launchers[index], *self.args, **self.kwargs))
 
-    def outputs(self, index):
+    def run_outputs(self, index):
         args = list(self.args)
         for i in self.written:
             args[i] = args[i].clone()
@@ -330,14 +312,9 @@ class _KernelRunner:
         if reset is not None:
             reset(*args, **self.kwargs)
         self.launchers[index](*args, **self.kwargs, stream=_stream())
-        outputs = tuple(args[i] for i in self.written)
-        for number, earlier in enumerate(self.seen):
-            if all(same_bits(a, b) for a, b in zip(outputs, earlier)):
-                return str(number).encode()
-        self.seen.append(outputs)
-        return str(len(self.seen) - 1).encode()
+        return self.distinct.number(tuple(args[i] for i in self.written))
 
-    def second_input(self):
+    def use_second_input(self):
         return False
 
     def put_back(self):
@@ -358,11 +335,14 @@ def _autotune_to_one_config(self, *args, **kwargs):
     held = _interception
     launchers = list(self.launchers)
     name = describe.kernel_name(self)
-    if _kernel_plan(self, len(launchers)) in ("untouched", "single"):
+    if not _kernel_plan(self, len(launchers)).intercepts:
         return held.original_autotune(self, *args, **kwargs)
     with held.lock:
         key = hooks.tuning_key(describe.kernel_key_args(self))
-        outcome = first_call(arch_tag(), describe.MODULE, name, key,
-                             describe.kernel_candidates(launchers), len(launchers),
-                             _KernelRunner(self, launchers, args, kwargs), own_default=0)
-        self.launchers = [launchers[outcome["launched"]]]
+        outcome = driver.first_call(arch_tag(), describe.MODULE, name, key,
+                                    describe.kernel_candidates(launchers), len(launchers),
+                                    _KernelRunner(self, launchers, args, kwargs), own_default=0)
+        self.launchers = [launchers[outcome.launched]]
+
+
+adapters.register(adapters.Adapter("inductor", "torch", _switch_on, uninstall))

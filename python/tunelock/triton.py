@@ -2,13 +2,14 @@
 
 The only module that touches Triton: `install()` replaces `Autotuner.run`
 with the story of one call as Megatron's interception tells it. Which story
-a kernel gets is the engine's call plan (`tunelock.call_plan`):
+a kernel gets is the engine's call plan (`tunelock.call_plan`, a `Plan`):
 
 - a kernel the policy does not observe (out of scope, config-invariant, or
   a policy that intercepts nothing): Triton's own run, untouched;
-- a single-config autotuner: Triton's run, logged once under key `*`;
+- a single-config autotuner: Triton's run, logged once under key `*` by
+  the driver;
 - otherwise the first call of each key is the engine's first-call driver
-  (`tunelock._first_call`): pinned, audited, timed or recorded, with its
+  (`tunelock._driver`, `tunelock.first_call`): pinned, audited, timed or recorded, with its
   bits checks, audit entries, log, record and messages. This module only
   hands it a runner (`tunelock._bits.TritonRunner`: Triton's benchmarker
   and the call's own arguments) and launches what it answers;
@@ -18,13 +19,13 @@ a kernel gets is the engine's call plan (`tunelock.call_plan`):
 import ctypes
 import threading
 
+from tunelock import _adapters as adapters
 from tunelock import _api as api
-from tunelock import inductor
 from tunelock import _hooks as hooks
 from tunelock import _arguments as arguments
 from tunelock import _native as engine_native
+from tunelock import _driver as driver
 from tunelock._bits import TritonRunner
-from tunelock._first_call import first_call
 from tunelock._introspection import (arch_tag, autotuner_class, call_args, code_identity,
                                      config_data,
                                      driver_version, key_tuple, kernel_module, kernel_name,
@@ -82,12 +83,12 @@ class _TunerState:
         self.qualified = f"{self.module}.{self.name}" if self.module else self.name
         self.generation = _interception.generation
         # The engine's plan for this kernel's first calls (call_plan.hpp).
-        self.plan = hooks.call_plan(self.module, self.name, len(autotuner.configs))
-        # Pinned (audited, consensus) and more than one config: the engine
-        # chooses; the call's own autotuner never times.
-        self.pinned = self.plan in ("pinned", "audited", "consensus")
-        self.audited = self.plan == "audited"
-        self.intercepted = self.plan not in ("untouched", "single")
+        self.plan = driver.call_plan(self.module, self.name, len(autotuner.configs))
+        # The engine chooses (pinned, audited, consensus): the call's own
+        # autotuner never times.
+        self.pinned = self.plan.engine_chooses
+        self.audited = self.plan.counts_calls
+        self.intercepted = self.plan.intercepts
         self.audit_ids = {}  # the call's key -> the engine's audit entry
         self.identity = None  # the kernel's code (code_identity), found at its first call
         self.arg_names = frozenset(autotuner.arg_names)
@@ -107,19 +108,36 @@ class _TunerState:
 
 def install(policy=None, **fields):
     """Installs `policy` (default: the environment's) and intercepts Triton's
-    autotuner, and torch.compile's (tunelock.inductor) where torch has been
-    imported. Repeated calls replace the policy; the patch is applied once.
-    Without Triton there is nothing to patch, and the policy is still installed."""
+    autotuner, and every other adapter whose library is already imported
+    (torch.compile's, where torch is: `tunelock.install` switches on every
+    present adapter). Repeated calls replace the policy; the patch is
+    applied once. Without Triton there is nothing to patch, and the policy
+    is still installed."""
+    installed = api._install("triton.install", policy, fields)
+    others = adapters.switch_on(besides="triton", imported_only=True)
+    _patch(inductor_locked="inductor" in others)
+    return installed
+
+
+def _switch_on():
+    """The registry's switch: intercepts Triton's autotuner under the
+    installed policy; whether it did."""
+    _patch()
+    return _interception.original_run is not None
+
+
+def _patch(inductor_locked=False):
+    """Intercepts Triton's autotuner under the installed policy (which
+    `install` installed first). Says once when Triton is not importable."""
     held = _interception
     with held.lock:
-        installed = api._install("triton.install", policy, fields)
+        installed = api.installed_policy()
         held.policy = installed.as_dict()
         held.generation += 1
         held.engine_generation = _engine_generation()
         held.seen.clear()
         held.filled_in = None
         _describe_device()
-        inductor_locked = inductor.patch_if_present()
         autotuner = autotuner_class()
         if autotuner is None and not held.said_no_triton:
             held.said_no_triton = True
@@ -137,9 +155,14 @@ def install(policy=None, **fields):
 
 
 def uninstall():
-    """Puts Triton's own `Autotuner.run` back, and Inductor's methods."""
+    """Puts Triton's own `Autotuner.run` back, and every other adapter's
+    methods (as install switched them on)."""
+    _restore()
+    adapters.uninstall(besides="triton")
+
+
+def _restore():
     held = _interception
-    inductor.uninstall()
     with held.lock:
         if held.original_run is not None:
             held.autotuner_class.run = held.original_run
@@ -232,7 +255,7 @@ def _run(self, *args, **kwargs):
     if chosen is None:
         chosen = _choose_pinned(self, state, key, args, kwargs)
     if state.audited and key in state.audit_ids:
-        hooks.count_audited_call(state.audit_ids[key])
+        driver.count_audited_call(state.audit_ids[key])
     config, options, hook_kwargs = chosen
     self.best_config = config
     if hook_kwargs is not None:
@@ -265,11 +288,12 @@ def _run_unpinned(self, state, args, kwargs):
         if _interception.policy.get("enumerate"):
             _enumerate_untouched(state, len(self.configs))
         return _interception.original_run(self, *args, **kwargs)
-    if state.plan == "single_logged":
-        if not state.singleton_logged:
-            hooks.log_choice(arch_tag(), state.module, state.name, "*",
-                              config_data(self.configs[0]), _interception.policy["mode"] in ("pinned", "audit", "consensus"))
+    if len(self.configs) == 1:
+        if not state.singleton_logged:  # one config, observed: the driver logs it under "*"
+            driver.first_call(arch_tag(), state.module, state.name, "*",
+                              [config_data(self.configs[0])], 1, driver.NothingToRun())
             state.singleton_logged = True
+        return _interception.original_run(self, *args, **kwargs)
         return _interception.original_run(self, *args, **kwargs)
     key = key_tuple(self, args, kwargs)
     if key in state.chosen:
@@ -287,12 +311,12 @@ def _choose_pinned(autotuner, state, key, args, kwargs):
             _interception.filled_in = _launch_options_filled_in()
         candidates = pruned(autotuner, args, kwargs)
         outcome = _first_call(autotuner, state, candidates, args, kwargs, _interception.filled_in)
-        config = candidates[outcome["launched"]]
-        if outcome["audit_id"] is not None:
-            state.audit_ids[key] = outcome["audit_id"]
+        config = candidates[outcome.launched]
+        if outcome.audit_id is not None:
+            state.audit_ids[key] = outcome.audit_id
         hook_kwargs = config.all_kwargs() if config.pre_hook is not None else None
         chosen = (config, launch_kwargs(config, _interception.filled_in), hook_kwargs)
-        if not outcome.get("provisional"):  # consensus inside a graph capture: asked again
+        if not outcome.provisional:  # consensus inside a graph capture: asked again
             state.chosen[key] = chosen
         return chosen
 
@@ -306,7 +330,7 @@ def _run_timed(autotuner, state, key, args, kwargs):
             return _interception.original_run(autotuner, *args, **kwargs)
         candidates = pruned(autotuner, args, kwargs)
         outcome = _first_call(autotuner, state, candidates, args, kwargs)
-        winner = candidates[outcome["launched"]]
+        winner = candidates[outcome.launched]
         autotuner.cache[key] = winner
         state.chosen[key] = True
     autotuner.best_config = winner
@@ -319,9 +343,10 @@ def _first_call(autotuner, state, candidates, args, kwargs, filled_in=None):
     runner = TritonRunner(autotuner, candidates, args, kwargs, filled_in)
     if state.identity is None:  # once per autotuner and policy: Triton hashes the source
         state.identity = code_identity(autotuner) or ""
-    return first_call(arch_tag(), state.module, state.name, tuning_key(autotuner, args, kwargs),
-                      [config_data(c) for c in candidates], len(autotuner.configs), runner,
-                      identity=state.identity)
+    return driver.first_call(arch_tag(), state.module, state.name,
+                             tuning_key(autotuner, args, kwargs),
+                             [config_data(c) for c in candidates], len(autotuner.configs), runner,
+                             identity=state.identity)
 
 
 def _launch(autotuner, config, args, kwargs):
@@ -329,3 +354,6 @@ def _launch(autotuner, config, args, kwargs):
     if config.pre_hook is not None:
         config.pre_hook({**dict(zip(autotuner.arg_names, args)), **kwargs, **launch_kwargs})
     return autotuner.fn.run(*args, **kwargs, **launch_kwargs)
+
+
+adapters.register(adapters.Adapter("triton", "triton", _switch_on, _restore))

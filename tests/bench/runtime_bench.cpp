@@ -11,7 +11,7 @@
 #include <mutex>
 
 #include "tunelock/runtime/first_call.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/runtime/runtime.hpp"
 #include "verify/in_process_collective.hpp"
 

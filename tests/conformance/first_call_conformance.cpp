@@ -25,7 +25,7 @@
 #include "tunelock/launcher/kernel_family.hpp"
 #include "tunelock/model/config_json.hpp"
 #include "tunelock/runtime/first_call.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/runtime/runtime.hpp"
 
 using namespace tunelock;

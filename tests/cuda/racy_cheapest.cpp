@@ -16,7 +16,7 @@
 #include "tunelock/base/error.hpp"
 #include "tunelock/cuda/cuda_backend.hpp"
 #include "tunelock/launcher/launcher.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/runtime/runtime.hpp"
 
 using namespace tunelock;

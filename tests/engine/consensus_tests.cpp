@@ -16,7 +16,7 @@
 #include "tunelock/records/merge.hpp"
 #include "tunelock/records/record_store.hpp"
 #include "tunelock/runtime/first_call.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;

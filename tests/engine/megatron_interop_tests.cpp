@@ -15,7 +15,7 @@
 #include "tunelock/records/merge.hpp"
 #include "tunelock/records/record_file.hpp"
 #include "tunelock/records/timings_sidecar.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/tables/table_files.hpp"
 #include "tunelock/tables/table_json.hpp"
 

@@ -9,7 +9,7 @@
 #include "error_of.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/decision/selection.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/tables/table_binary.hpp"
 #include "tunelock/tables/table_contradictions.hpp"
 #include "tunelock/tables/table_json.hpp"

@@ -6,7 +6,7 @@
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/variables.hpp"
 #include "tunelock/decision/modes.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 
 using namespace tunelock;
 using tunelock::testing::CapturedLog;

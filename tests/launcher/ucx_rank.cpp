@@ -14,7 +14,7 @@
 #include "tunelock/base/rank_environment.hpp"
 #include "tunelock/launcher/ucx_collective.hpp"
 #include "tunelock/runtime/first_call.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/runtime/runtime.hpp"
 
 using namespace tunelock;

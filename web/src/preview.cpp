@@ -13,7 +13,7 @@
 #include "tunelock/logs/choice_log_file.hpp"
 #include "tunelock/records/merge.hpp"
 #include "tunelock/records/merge_report.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/tables/table_contradictions.hpp"
 #include "tunelock/tables/table_diff.hpp"
 #include "tunelock/tables/table_json.hpp"

@@ -46,6 +46,16 @@ FirstCall plan_first_call(const Policy& policy, const KernelId& kernel, std::siz
   return FirstCall::timed_logged;
 }
 
+bool engine_chooses(FirstCall plan) {
+  return plan == FirstCall::pinned || plan == FirstCall::audited || plan == FirstCall::consensus;
+}
+
+bool intercepts(FirstCall plan) {
+  return plan != FirstCall::untouched && plan != FirstCall::single;
+}
+
+bool counts_calls(FirstCall plan) { return plan == FirstCall::audited; }
+
 std::string_view enumerate_state(FirstCall plan) {
   switch (plan) {
     case FirstCall::pinned:

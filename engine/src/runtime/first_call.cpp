@@ -55,7 +55,10 @@ class Story {
     if (plan == FirstCall::single || plan == FirstCall::single_logged) return outcome_;
     runtime_.note_identity(request_.arch, request_.kernel, request_.identity);
     enumerate_once(runtime_, request_.kernel, plan, declared, request_.candidates_are);
-    if (plan == FirstCall::pinned || plan == FirstCall::audited) {
+    if (engine_chooses(plan) && policy_->chaos && !runner_.runs_candidates() &&
+        request_.own_default) {
+      own_default_under_chaos();
+    } else if (plan == FirstCall::pinned || plan == FirstCall::audited) {
       pinned(plan == FirstCall::audited);
     } else if (plan == FirstCall::consensus) {
       consensus();
@@ -83,7 +86,7 @@ class Story {
     const bool capturing = runner_.capturing();
     const bool runs = !capturing && runner_.runs_candidates();
     outcome_.launched = entry;
-    if (policy_->equivalent == Equivalent::timed && !policy_->chaos && runs &&
+    if (policy_->times_equivalents() && runs &&
         !decision.worth_timing.empty()) {
       outcome_.launched = fastest_equivalent(entry, decision.worth_timing);
     } else if (policy_->check_bits && runs) {
@@ -98,6 +101,17 @@ class Story {
           request_.arch, request_.kernel, request_.key, request_.candidates, decision,
           outcome_.launched, timings_of(request_.candidates, trials), outcome_.repeats);
     }
+  }
+
+  // Chaos at compile time: the kernel's own untimed default, logged as
+  // pinned. A config drawn at random may not compile (Inductor offers tiles
+  // beyond the device's shared memory and drops them only by compiling every
+  // one), and nothing can be run there to show a divergence anyway; chaos
+  // varies what runs, at launch.
+  void own_default_under_chaos() {
+    outcome_.launched = *request_.own_default;
+    runtime_.log_choice(request_.arch, request_.kernel, request_.key,
+                        request_.candidates[outcome_.launched], ChoiceOrigin::pinned);
   }
 
   // Consensus: the deterministic choice, logged as pinned logs it, so every

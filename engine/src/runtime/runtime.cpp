@@ -14,7 +14,7 @@
 #include "tunelock/decision/decision.hpp"
 #include "tunelock/io/files.hpp"
 #include "tunelock/logs/choice_log_file.hpp"
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/tables/table_files.hpp"
 #include "tunelock/tables/table_json.hpp"
 #include "verify/slot_verify.hpp"

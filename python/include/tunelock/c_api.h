@@ -53,19 +53,19 @@ int tunelock_installed_policy(char** policy_json);
  * and not config-invariant): 1 or 0 in *observed. */
 int tunelock_observes(const char* module, const char* name, int* observed);
 
-/* ---- Choosing and logging ---- */
+/* ---- The driver: the one way in for a face ----
+ *
+ * A face (an interception of another autotuner) builds a kernel's tuning
+ * key, asks the plan once per kernel, and hands each new key's first call
+ * to tunelock_first_call with a tunelock_call_runner: the engine decides,
+ * checks bits, times, audits, logs and records, and answers what to
+ * launch. The same protocol is tunelock/first_call.hpp in C++ (CallRunner,
+ * run_first_call) and tunelock.first_call in Python (tunelock.Runner). */
 
 /* The tuning key: args_json [[name, value], ...] (integers, booleans,
  * strings) then dtypes_json ["torch.bfloat16", ...], joined as the engine
  * joins them (`M=128|N=64|torch.float16`). */
 int tunelock_tuning_key(const char* args_json, const char* dtypes_json, char** key);
-
-/* The timing-free choice under the installed policy (chaos when it says
- * so) among candidates_json [config, ...] (Megatron's config form), logged
- * as pinned. Out: {"index", "signature", "reason", "equivalent" (what
- * TUNELOCK_EQUIVALENT=timed may time in its place)}. */
-int tunelock_pinned_choice(const char* arch, const char* module, const char* name, const char* key,
-                           const char* candidates_json, char** choice_json);
 
 /* Routes the engine's log to fn(level, message, user): level is spdlog's
  * (0 trace, 1 debug, 2 info, 3 warn, 4 error, 5 critical), message the
@@ -73,32 +73,17 @@ int tunelock_pinned_choice(const char* arch, const char* module, const char* nam
 typedef void (*tunelock_log_fn)(int level, const char* message, void* user);
 int tunelock_set_log_sink(tunelock_log_fn fn, void* user);
 
-/* The first pinned call's bits check, as the caller ran it: repeated = 1
- * (two runs on identical inputs gave the same bits), 0 (they differed) or
- * -1 (nothing to compare). Changed bits warn once per (kernel, key,
- * config), or fail under verify_strict; -1 says so once per kernel. */
-int tunelock_note_bits_check(const char* module, const char* name, const char* key,
-                             const char* config_json, int repeated);
-
 /* signature(config) of a config in Megatron's form: the text tables,
  * records and TUNELOCK_NONDETERMINISTIC name configs by. */
 int tunelock_signature(const char* config_json, char** signature);
 
-/* Logs a choice (pinned = 1, else timed) once per (arch, kernel, key), for
- * observed kernels only. *is_new = 1 when it was new. */
-int tunelock_log_choice(const char* arch, const char* module, const char* name, const char* key,
-                        const char* config_json, int pinned, int* is_new);
-
-/* Record mode: the winner of a timed key and every candidate's timing,
- * timings_json [{"config": {...}, "median_ms": x or null,
- * "nondeterministic": bool?}, ...]. Written at exit and by tunelock_flush. */
-int tunelock_record(const char* arch, const char* qualified, const char* key,
-                    const char* winner_json, const char* timings_json);
-
 /* The engine's plan for the first call of a kernel with `config_count`
- * configs under the installed policy: "untouched", "single",
- * "single_logged", "pinned", "audited", "timed_logged" or "timed_recorded"
- * (tunelock/call_plan.hpp). The interception carries it out. */
+ * configs under the installed policy, and what it means for the face:
+ * {"plan": "untouched" | "single" | "single_logged" | "pinned" | "audited"
+ * | "consensus" | "timed_logged" | "timed_recorded", "engine_chooses"
+ * (pinned, audited, consensus: the face's own autotuner never times),
+ * "intercepts" (neither untouched nor single), "counts_calls" (audited:
+ * every call is counted against its entry)} (tunelock/call_plan.hpp). */
 int tunelock_call_plan(const char* module, const char* name, int64_t config_count, char** plan);
 
 /* How the caller runs one call's candidates, for tunelock_first_call: the
@@ -107,11 +92,11 @@ int tunelock_call_plan(const char* module, const char* name, int64_t config_coun
  * with its error text written into `error` (NUL-terminated, at most
  * error_size bytes).
  * - time: the median milliseconds of candidate i, as the autotuner times;
- * - run: one run of candidate i from the call's inputs (or the second
+ * - run_outputs: one run of candidate i from the call's inputs (or the second
  *   input), writing into `outputs` a text (at most outputs_size bytes,
  *   NUL-terminated) equal for two runs exactly when every output bit is
  *   (a digest of shapes, types and bytes);
- * - second_input: overwrites the floating-point inputs with a second input;
+ * - use_second_input: overwrites the floating-point inputs with a second input;
  *   returns 1 when it did, 0 when the call offers none;
  * - put_back: every buffer of the call as it came in;
  * - time_briefly (may be NULL: time): a shorter timing of candidate i, for
@@ -125,9 +110,9 @@ typedef struct tunelock_call_runner {
   int capturing;       /* the caller's stream is being captured into a graph */
   int runs_candidates; /* candidates can run now (0: at compile time) */
   int (*time)(void* context, int64_t i, double* median_ms, char* error, size_t error_size);
-  int (*run)(void* context, int64_t i, char* outputs, size_t outputs_size, char* error,
-             size_t error_size);
-  int (*second_input)(void* context);
+  int (*run_outputs)(void* context, int64_t i, char* outputs, size_t outputs_size, char* error,
+                     size_t error_size);
+  int (*use_second_input)(void* context);
   int (*put_back)(void* context);
   int (*time_briefly)(void* context, int64_t i, double* median_ms, char* error, size_t error_size);
 } tunelock_call_runner;
@@ -140,7 +125,8 @@ typedef struct tunelock_call_runner {
  * which on_miss min_cost takes (-1: none, the cheapest), identity the
  * identity of the kernel's code ("triton:<hash>";
  * NULL or "" when unknown), recorded and compared with the table's.
- * Out: {"plan", "launched" (the candidate to launch from now on), "reason"
+ * Out: {"plan" (as tunelock_call_plan gives it), "launched" (the candidate
+ * to launch from now on), "reason"
  * (pinned plans), "audit_id" (audited, else null), "timed", "provisional"}. */
 int tunelock_first_call(const char* arch, const char* module, const char* name, const char* key,
                         const char* candidates_json, int64_t config_count, int64_t own_default,
@@ -151,15 +137,6 @@ int tunelock_first_call(const char* arch, const char* module, const char* name, 
  * its count of configs), once per policy, when the policy asks for it. */
 int tunelock_enumerate(const char* module, const char* name, int64_t config_count);
 
-/* Audit mode's first call of a pinned key: candidates_json the live
- * configs, launched the index launched, timings_json per candidate in
- * order as tunelock_record takes them (with "nondeterministic" and "class"
- * from the bits audit), repeated 1/0/-1 as tunelock_note_bits_check. The
- * engine re-derives the choice, files the entry and sets *id for
- * tunelock_count_audited_call. */
-int tunelock_audit_key(const char* arch, const char* module, const char* name, const char* key,
-                       const char* candidates_json, int64_t launched, const char* timings_json,
-                       int repeated, int64_t* id);
 int tunelock_count_audited_call(int64_t id, int64_t calls);
 
 /* Megatron's selection.autotune_configs for kernels with no autotuner to
@@ -184,6 +161,48 @@ int tunelock_choice_generation(uint64_t* generation);
  * the choice log, now. */
 int tunelock_flush(const char* choice_log_prefix);
 
+/* ---- Deprecated step hooks ----
+ *
+ * The parts of a first call, one by one, from before the driver. A face
+ * hands its first call to tunelock_first_call, which does each of these
+ * itself and tells them in one story; these stay for callers of their own
+ * (and verification tests that make choices by hand), and may go in a
+ * later major version. */
+
+/* The timing-free choice under the installed policy (chaos when it says
+ * so) among candidates_json [config, ...] (Megatron's config form), logged
+ * as pinned. Out: {"index", "signature", "reason", "equivalent" (what
+ * TUNELOCK_EQUIVALENT=timed may time in its place)}. */
+int tunelock_pinned_choice(const char* arch, const char* module, const char* name, const char* key,
+                           const char* candidates_json, char** choice_json);
+
+/* The first pinned call's bits check, as the caller ran it: repeated = 1
+ * (two runs on identical inputs gave the same bits), 0 (they differed) or
+ * -1 (nothing to compare). Changed bits warn once per (kernel, key,
+ * config), or fail under verify_strict; -1 says so once per kernel. */
+int tunelock_note_bits_check(const char* module, const char* name, const char* key,
+                             const char* config_json, int repeated);
+
+/* Logs a choice (pinned = 1, else timed) once per (arch, kernel, key), for
+ * observed kernels only. *is_new = 1 when it was new. */
+int tunelock_log_choice(const char* arch, const char* module, const char* name, const char* key,
+                        const char* config_json, int pinned, int* is_new);
+
+/* Record mode: the winner of a timed key and every candidate's timing,
+ * timings_json [{"config": {...}, "median_ms": x or null,
+ * "nondeterministic": bool?}, ...]. Written at exit and by tunelock_flush. */
+int tunelock_record(const char* arch, const char* qualified, const char* key,
+                    const char* winner_json, const char* timings_json);
+
+/* Audit mode's first call of a pinned key: candidates_json the live
+ * configs, launched the index launched, timings_json per candidate in
+ * order as tunelock_record takes them (with "nondeterministic" and "class"
+ * from the bits audit), repeated 1/0/-1 as tunelock_note_bits_check. The
+ * engine decides again (the rules are a pure function), files the entry
+ * and sets *id for tunelock_count_audited_call. */
+int tunelock_audit_key(const char* arch, const char* module, const char* name, const char* key,
+                       const char* candidates_json, int64_t launched, const char* timings_json,
+                       int repeated, int64_t* id);
 /* ---- Verification ---- */
 
 /* A transport's all-gather, as a callback: send `payload` to every rank of

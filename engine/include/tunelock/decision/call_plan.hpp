@@ -30,6 +30,14 @@ std::string_view to_string(FirstCall plan);
 // `config_count`: the kernel's declared configs (before any pruning).
 FirstCall plan_first_call(const Policy& policy, const KernelId& kernel, std::size_t config_count);
 
+// What a plan means for the face that carries it out, so no face compares
+// plan or mode names: the engine chooses without a clock (pinned, audited,
+// consensus), the kernel is intercepted at all (neither untouched nor
+// single), and every call of a key is counted against its audit entry.
+bool engine_chooses(FirstCall plan);
+bool intercepts(FirstCall plan);
+bool counts_calls(FirstCall plan);
+
 // What `enumerate` says of a kernel under the plan: PINNED, TIMED or UNPINNED.
 std::string_view enumerate_state(FirstCall plan);
 

@@ -145,6 +145,11 @@ struct Policy {
     return m == Mode::pinned || m == Mode::audit || m == Mode::consensus;
   }
 
+  // True when a pinned first call times an entry's equivalents and
+  // launches the fastest (TUNELOCK_EQUIVALENT=timed). Chaos launches a
+  // config at random on purpose, so it times nothing.
+  bool times_equivalents() const { return equivalent == Equivalent::timed && !chaos; }
+
   // True when the launcher has to step in at call time: mode != auto, or
   // enumerate, or verification (auto mode then only observes and logs).
   bool intercepts() const;

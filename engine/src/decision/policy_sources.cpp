@@ -1,4 +1,4 @@
-#include "tunelock/runtime/policy_sources.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 
 #include <algorithm>
 #include <array>
