@@ -29,17 +29,14 @@
 #include <vector>
 
 #include "tunelock/model/config.hpp"
+#include "tunelock/runtime/first_call_ports.hpp"
 #include "tunelock/records/record_file.hpp"
 #include "tunelock/tables/table.hpp"
 #include "tunelock/verify/collective.hpp"
 
 namespace tunelock::detail {
 
-// What the group agreed a key launches, and at which of the group's checks.
-struct AgreedWinner {
-  std::string signature;
-  std::uint64_t check = 0;
-};
+using tunelock::AgreedWinner;
 
 // A key decided in a check: every rank receives the same list.
 struct Decided {
@@ -56,20 +53,20 @@ struct ConsensusSender {
   std::map<std::string, KernelIdentities> identities;  // the rank's kernels' code, for the table
 };
 
-class Consensus {
+class Consensus final : public ConsensusMemory {
  public:
   // The first call of `key` on this rank timed every candidate:
   // `pinned_signature` is what it launched, `local_winner` this rank's
   // fastest unflagged config, `timings` every candidate's (with the bits
   // audit's flags and classes). Kept for the next check.
   void add_timings(const RecordKey& key, std::string pinned_signature, Config local_winner,
-                   std::vector<CandidateTiming> timings);
+                   std::vector<CandidateTiming> timings) override;
 
   // Whether this rank timed `key` (its timings sent or waiting for a check).
-  bool timed(const RecordKey& key) const;
+  bool timed(const RecordKey& key) const override;
 
   // The key's agreed winner, once a check decided it.
-  std::optional<AgreedWinner> winner(const RecordKey& key) const;
+  std::optional<AgreedWinner> winner(const RecordKey& key) const override;
 
   // What this rank launched for `key` before the group agreed (when it
   // timed it).

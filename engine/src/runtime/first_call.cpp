@@ -4,7 +4,6 @@
 #include <numeric>
 
 #include "runtime/candidate_trials.hpp"
-#include "runtime/consensus.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/log.hpp"
 #include "tunelock/runtime/runtime.hpp"
@@ -34,11 +33,11 @@ std::vector<std::size_t> every(std::size_t count) {
 
 class Story {
  public:
-  Story(Runtime& runtime, const FirstCallRequest& request, CallRunner& runner)
-      : runtime_(runtime),
+  Story(const FirstCallPorts& ports, const FirstCallRequest& request, CallRunner& runner)
+      : ports_(ports),
         request_(request),
         runner_(runner),
-        policy_(runtime.policy()),
+        policy_(ports.policy),
         names_{request.kernel.qualified(), request.kernel.qualified() + " [" + request.key + "]"} {}
 
   FirstCallOutcome tell() {
@@ -47,15 +46,16 @@ class Story {
       throw Error("kernel family '" + names_.qualified + "' [" + request_.key +
                   "] has no candidates");
     const std::size_t declared = request_.declared ? request_.declared : candidates.size();
-    outcome_.plan = plan_first_call(*policy_, request_.kernel, declared);
+    outcome_.plan = plan_first_call(policy_, request_.kernel, declared);
     const FirstCall plan = outcome_.plan;
-    const ChoiceOrigin origin = policy_->pins() ? ChoiceOrigin::pinned : ChoiceOrigin::timed;
+    const ChoiceOrigin origin = policy_.pins() ? ChoiceOrigin::pinned : ChoiceOrigin::timed;
     if (plan == FirstCall::single_logged)
-      runtime_.log_choice(request_.arch, request_.kernel, kWildcardKey, candidates[0], origin);
+      ports_.outputs.log_choice(request_.arch, request_.kernel, kWildcardKey, candidates[0], origin);
     if (plan == FirstCall::single || plan == FirstCall::single_logged) return outcome_;
-    runtime_.note_identity(request_.arch, request_.kernel, request_.identity);
-    enumerate_once(runtime_, request_.kernel, plan, declared, request_.candidates_are);
-    if (engine_chooses(plan) && policy_->chaos && !runner_.runs_candidates() &&
+    ports_.tables.note_identity(request_.arch, request_.kernel, request_.identity);
+    enumerate_once(policy_, ports_.notices, request_.kernel, plan, declared,
+                   request_.candidates_are);
+    if (engine_chooses(plan) && policy_.chaos && !runner_.runs_candidates() &&
         request_.own_default) {
       own_default_under_chaos();
     } else if (plan == FirstCall::pinned || plan == FirstCall::audited) {
@@ -75,29 +75,29 @@ class Story {
   // inside a graph capture, so a captured first call goes unchecked.
   void pinned(bool audited) {
     const Decision& decision =
-        *(outcome_.decision = runtime_.pinned_decision(
+        *(outcome_.decision = ports_.tables.pinned_decision(
               request_.arch, request_.kernel, request_.key, request_.candidates,
               request_.nondeterministic_variants, request_.own_default));
     const std::size_t entry = decision.choice.index;
-    runtime_.log_choice(request_.arch, request_.kernel, request_.key, request_.candidates[entry],
+    ports_.outputs.log_choice(request_.arch, request_.kernel, request_.key, request_.candidates[entry],
                         ChoiceOrigin::pinned);
     // Nothing is run at compile time or inside a capture; an audit still
     // takes the face's own timings at compile time.
     const bool capturing = runner_.capturing();
     const bool runs = !capturing && runner_.runs_candidates();
     outcome_.launched = entry;
-    if (policy_->times_equivalents() && runs &&
+    if (policy_.times_equivalents() && runs &&
         !decision.worth_timing.empty()) {
       outcome_.launched = fastest_equivalent(entry, decision.worth_timing);
-    } else if (policy_->check_bits && runs) {
+    } else if (policy_.check_bits && runs) {
       check_bits(entry);
     }
     // The audit only watches: what launches is what plain pinned launches.
     if (audited && !capturing) {
       const Trials trials =
           run_trials(runner_, request_.candidates, every(request_.candidates.size()), names_,
-                     runtime_.notices(), /*audit=*/true);
-      outcome_.audit_id = runtime_.audit_key(
+                     ports_.notices, /*audit=*/true);
+      outcome_.audit_id = ports_.outputs.audit_key(
           request_.arch, request_.kernel, request_.key, request_.candidates, decision,
           outcome_.launched, timings_of(request_.candidates, trials), outcome_.repeats);
     }
@@ -110,7 +110,7 @@ class Story {
   // varies what runs, at launch.
   void own_default_under_chaos() {
     outcome_.launched = *request_.own_default;
-    runtime_.log_choice(request_.arch, request_.kernel, request_.key,
+    ports_.outputs.log_choice(request_.arch, request_.kernel, request_.key,
                         request_.candidates[outcome_.launched], ChoiceOrigin::pinned);
   }
 
@@ -123,24 +123,24 @@ class Story {
   // provisional, so the face asks again after the capture.
   void consensus() {
     const Decision& decision =
-        *(outcome_.decision = runtime_.pinned_decision(
+        *(outcome_.decision = ports_.tables.pinned_decision(
               request_.arch, request_.kernel, request_.key, request_.candidates,
               request_.nondeterministic_variants, request_.own_default));
     const std::size_t entry = decision.choice.index;
     const Config& first = request_.candidates[entry];
-    runtime_.log_choice(request_.arch, request_.kernel, request_.key, first, ChoiceOrigin::pinned);
+    ports_.outputs.log_choice(request_.arch, request_.kernel, request_.key, first, ChoiceOrigin::pinned);
     outcome_.launched = entry;
     const bool capturing = runner_.capturing();
-    detail::Consensus& consensus = runtime_.consensus();
+    ConsensusMemory& consensus = ports_.consensus;
     const RecordKey key{request_.arch, names_.qualified, request_.key};
-    if (const std::optional<detail::AgreedWinner> agreed = consensus.winner(key)) {
+    if (const std::optional<AgreedWinner> agreed = consensus.winner(key)) {
       const auto at =
           std::find_if(request_.candidates.begin(), request_.candidates.end(),
                        [&](const Config& c) { return signature(c) == agreed->signature; });
       if (at == request_.candidates.end()) {
         // The group's winner was pruned away here: the deterministic choice
         // stays, and the log shows no switch, so a check names this rank.
-        if (runtime_.notices().first("consensus-absent|" + names_.what))
+        if (ports_.notices.first("consensus-absent|" + names_.what))
           logger().warn(
               "consensus winner {} of {} is not among this call's live candidates: launching "
               "the deterministic choice {}",
@@ -154,7 +154,7 @@ class Story {
       outcome_.launched = static_cast<std::size_t>(at - request_.candidates.begin());
       const std::string first_signature = signature(first);
       if (agreed->signature != first_signature)
-        runtime_.log_consensus_switch(request_.arch, names_.qualified, request_.key,
+        ports_.outputs.log_consensus_switch(request_.arch, names_.qualified, request_.key,
                                       first_signature, agreed->signature, agreed->check);
       return;
     }
@@ -165,22 +165,22 @@ class Story {
     }
     const Trials trials =
         run_trials(runner_, request_.candidates, every(request_.candidates.size()), names_,
-                   runtime_.notices(), /*audit=*/true);
+                   ports_.notices, /*audit=*/true);
     // The deterministic choice's own bits, as a pinned first call checks
     // them, from the audit's two runs.
     const bool compared = runner_.has_outputs() && trials.median_ms[entry].has_value();
-    runtime_.note_bits_check(
+    ports_.outputs.note_bits_check(
         request_.kernel, request_.key, first,
         compared ? std::optional<bool>(!trials.nondeterministic[entry]) : std::nullopt);
     std::vector<CandidateTiming> timings = timings_of(request_.candidates, trials);
     const Config& local_winner = request_.candidates[trials.best];
-    runtime_.record(request_.arch, names_.qualified, request_.key, local_winner, timings);
+    ports_.outputs.record(request_.arch, names_.qualified, request_.key, local_winner, timings);
     consensus.add_timings(key, signature(first), local_winner, std::move(timings));
   }
 
   void check_bits(std::size_t index) {
     outcome_.repeats = repeats_its_bits(runner_, index);
-    runtime_.note_bits_check(request_.kernel, request_.key, request_.candidates[index],
+    ports_.outputs.note_bits_check(request_.kernel, request_.key, request_.candidates[index],
                              outcome_.repeats);
   }
 
@@ -195,7 +195,7 @@ class Story {
   std::size_t fastest_equivalent(std::size_t entry, std::span<const std::size_t> members) {
     if (const std::optional<std::size_t> cached = cached_pick(entry, members)) return *cached;
     std::size_t pick = timed_pick(entry, members);
-    runtime_.remember_equivalent(request_.arch, names_.qualified, request_.key,
+    ports_.equivalents.remember_equivalent(request_.arch, names_.qualified, request_.key,
                                  signature(request_.candidates[pick]));
     return pick;
   }
@@ -204,17 +204,17 @@ class Story {
   // members; its bits are checked as a fresh pick's are.
   std::optional<std::size_t> cached_pick(std::size_t entry, std::span<const std::size_t> members) {
     const std::optional<std::string> cached =
-        runtime_.cached_equivalent(request_.arch, names_.qualified, request_.key);
+        ports_.equivalents.cached_equivalent(request_.arch, names_.qualified, request_.key);
     if (!cached) return std::nullopt;
     std::vector<std::size_t> allowed{entry};
     allowed.insert(allowed.end(), members.begin(), members.end());
     for (std::size_t index : allowed) {
       if (signature(request_.candidates[index]) != *cached) continue;
       if (index == entry) {
-        if (policy_->check_bits) check_bits(entry);
+        if (policy_.check_bits) check_bits(entry);
         return entry;
       }
-      if (policy_->check_bits && repeats_its_bits(runner_, index) == false) return std::nullopt;
+      if (policy_.check_bits && repeats_its_bits(runner_, index) == false) return std::nullopt;
       outcome_.timed = true;
       return index;
     }
@@ -225,7 +225,7 @@ class Story {
     std::vector<std::size_t> order{entry};
     order.insert(order.end(), members.begin(), members.end());
     const Trials trials = run_trials(runner_, request_.candidates, order, names_,
-                                     runtime_.notices(), /*audit=*/false, TrialTiming::brief);
+                                     ports_.notices, /*audit=*/false, TrialTiming::brief);
     std::vector<std::size_t> by_time;  // positions in `order`, fastest first, failures left out
     for (std::size_t j = 0; j < order.size(); ++j)
       if (trials.median_ms[j]) by_time.push_back(j);
@@ -235,19 +235,19 @@ class Story {
     for (std::size_t j : by_time) {
       const std::size_t index = order[j];
       if (index == entry) break;  // the entry itself: checked below as plain pinned
-      if (!policy_->check_bits || repeats_its_bits(runner_, index) != false) {
+      if (!policy_.check_bits || repeats_its_bits(runner_, index) != false) {
         outcome_.timed = true;
         return index;
       }
       const std::string config = signature(request_.candidates[index]);
-      if (runtime_.notices().first("equivalent-dropped|" + names_.qualified + "|" + config)) {
+      if (ports_.notices.first("equivalent-dropped|" + names_.qualified + "|" + config)) {
         logger().warn(
             "equivalent config {} of {} gave different bits in two runs: dropped, never launched "
             "in place of the entry's config",
             config, names_.what);
       }
     }
-    if (policy_->check_bits) check_bits(entry);
+    if (policy_.check_bits) check_bits(entry);
     return entry;
   }
 
@@ -258,45 +258,58 @@ class Story {
       throw Error("kernel family '" + names_.qualified + "' [" + request_.key + "] on " +
                   request_.arch +
                   ": its first call for this key is inside a CUDA graph capture, and the " +
-                  std::string(to_string(policy_->effective_mode())) +
+                  std::string(to_string(policy_.effective_mode())) +
                   " policy would time its candidates, which cannot run during a capture; warm up "
                   "(call it once for this key) before capturing, or capture under pinned");
     }
     const Trials trials =
         run_trials(runner_, request_.candidates, every(request_.candidates.size()), names_,
-                   runtime_.notices(), /*audit=*/recorded);
+                   ports_.notices, /*audit=*/recorded);
     outcome_.launched = trials.best;
     outcome_.timed = true;
     const Config& winner = request_.candidates[trials.best];
     if (logged)
-      runtime_.log_choice(request_.arch, request_.kernel, request_.key, winner,
+      ports_.outputs.log_choice(request_.arch, request_.kernel, request_.key, winner,
                           ChoiceOrigin::timed);
     if (recorded)
-      runtime_.record(request_.arch, names_.qualified, request_.key, winner,
+      ports_.outputs.record(request_.arch, names_.qualified, request_.key, winner,
                       timings_of(request_.candidates, trials));
   }
 
-  Runtime& runtime_;
+  const FirstCallPorts& ports_;
   const FirstCallRequest& request_;
   CallRunner& runner_;
-  const std::shared_ptr<const Policy> policy_;
+  const Policy& policy_;
   const TrialNames names_;
   FirstCallOutcome outcome_;
 };
 
 }  // namespace
 
+FirstCallOutcome run_first_call(const FirstCallPorts& ports, const FirstCallRequest& request,
+                                CallRunner& runner) {
+  return Story(ports, request, runner).tell();
+}
+
 FirstCallOutcome run_first_call(Runtime& runtime, const FirstCallRequest& request,
                                 CallRunner& runner) {
-  return Story(runtime, request, runner).tell();
+  const std::shared_ptr<const Policy> policy = runtime.policy();  // held for the call
+  const FirstCallPorts ports{*policy,  runtime.notices(),          runtime,
+                            runtime,  runtime.consensus_memory(), runtime};
+  return run_first_call(ports, request, runner);
+}
+
+void enumerate_once(const Policy& policy, Notices& notices, const KernelId& kernel,
+                    FirstCall plan, std::size_t count, std::string_view candidates_are) {
+  if (!policy.enumerate) return;
+  const std::string qualified = kernel.qualified();
+  if (!notices.first("enumerate|" + qualified)) return;
+  logger().info("{} {} ({} {})", enumerate_state(plan), qualified, count, candidates_are);
 }
 
 void enumerate_once(Runtime& runtime, const KernelId& kernel, FirstCall plan, std::size_t count,
                     std::string_view candidates_are) {
-  if (!runtime.policy()->enumerate) return;
-  const std::string qualified = kernel.qualified();
-  if (!runtime.notices().first("enumerate|" + qualified)) return;
-  logger().info("{} {} ({} {})", enumerate_state(plan), qualified, count, candidates_are);
+  enumerate_once(*runtime.policy(), runtime.notices(), kernel, plan, count, candidates_are);
 }
 
 }  // namespace tunelock

@@ -1,9 +1,12 @@
 // The first call of a kernel for a new key, told once for every face: the
 // call plan, the decision and its evidence, the fastest equivalent, the
 // bits check, the audit entry, the choice-log entry, the record and every
-// message. A face (the C++ launcher, the Triton interception through the C
-// ABI) implements only a CallRunner: how to run and time one candidate on
-// this call's arguments, and how to put those arguments back.
+// message. A face (the C++ launcher; Triton and Inductor through the C
+// ABI's tunelock_first_call and Python's tunelock.first_call, which keep
+// these names) implements only a CallRunner: how to run and time one
+// candidate on this call's arguments, and how to put those arguments back.
+// The driver's other collaborators come through narrow ports
+// (first_call_ports.hpp).
 #pragma once
 
 #include <cstddef>
@@ -17,6 +20,7 @@
 #include "tunelock/decision/decision.hpp"
 #include "tunelock/model/config.hpp"
 #include "tunelock/model/kernel_id.hpp"
+#include "tunelock/runtime/first_call_ports.hpp"
 
 namespace tunelock {
 
@@ -101,16 +105,23 @@ struct FirstCallOutcome {
   bool provisional = false;
 };
 
-// Carries out the plan for one new key (see call_plan.hpp). Logs, records
-// and files audit entries through `runtime`; leaves the call's buffers as
-// they came in, also when it throws. Throws Error for a timed first call
-// inside a graph capture, when every timed candidate fails, and for changed
-// bits under verify_strict; TableMissError under on_miss = error.
+// Carries out the plan for one new key (see call_plan.hpp). Decides through
+// `ports.tables`; logs, records and files audit entries through
+// `ports.outputs`; leaves the call's buffers as they came in, also when it
+// throws. Throws Error for a timed first call inside a graph capture, when
+// every timed candidate fails, and for changed bits under verify_strict;
+// TableMissError under on_miss = error.
+FirstCallOutcome run_first_call(const FirstCallPorts& ports, const FirstCallRequest& request,
+                                CallRunner& runner);
+
+// The same through the process runtime's ports, under its installed policy.
 FirstCallOutcome run_first_call(Runtime& runtime, const FirstCallRequest& request,
                                 CallRunner& runner);
 
 // The enumerate line of a kernel (PINNED, TIMED or UNPINNED, with its count
 // of candidates), once per policy, when the policy asks for it.
+void enumerate_once(const Policy& policy, Notices& notices, const KernelId& kernel,
+                    FirstCall plan, std::size_t count, std::string_view candidates_are = "configs");
 void enumerate_once(Runtime& runtime, const KernelId& kernel, FirstCall plan, std::size_t count,
                     std::string_view candidates_are = "configs");
 

@@ -25,6 +25,7 @@
 #include "tunelock/logs/choice_log.hpp"
 #include "tunelock/records/audit_file.hpp"
 #include "tunelock/records/record_store.hpp"
+#include "tunelock/runtime/first_call_ports.hpp"
 #include "tunelock/tables/table.hpp"
 #include "tunelock/verify/collective.hpp"
 #include "tunelock/verify/verify.hpp"
@@ -36,11 +37,15 @@ class Consensus;        // runtime/consensus.hpp: consensus mode's timings and w
 class EquivalentCache;  // runtime/equivalent_cache.hpp: this machine's timed equivalents
 }  // namespace detail
 
-class Runtime {
+// The process's implementation of the driver's ports (first_call_ports.hpp):
+// its tables (runtime_tables.cpp), its outputs (runtime_outputs.cpp), its
+// equivalents cache (runtime.cpp) and consensus mode's memory
+// (consensus.cpp), behind the interfaces the driver takes.
+class Runtime final : public TableLookup, public CallOutputs, public EquivalentMemory {
  public:
   // `notices` outlives the runtime; it is reset whenever the policy changes.
   Runtime(int rank, Notices& notices);
-  ~Runtime();
+  ~Runtime() override;
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
@@ -90,8 +95,12 @@ class Runtime {
   // takes (SelectionRules::own_default).
   Decision pinned_decision(std::string_view arch, const KernelId& kernel, std::string_view key,
                            std::span<const Config> candidates,
-                           std::span<const std::string> nondeterministic_variants = {},
-                           std::optional<std::size_t> own_default = std::nullopt);
+                           std::span<const std::string> nondeterministic_variants,
+                           std::optional<std::size_t> own_default) override;
+  Decision pinned_decision(std::string_view arch, const KernelId& kernel, std::string_view key,
+                           std::span<const Config> candidates) {
+    return pinned_decision(arch, kernel, key, candidates, {}, std::nullopt);
+  }
 
   // What the first pinned call per key saw when it ran its config twice on
   // identical inputs: `repeated` true (same bits), false (bits changed), or
@@ -100,12 +109,12 @@ class Runtime {
   // to compare says so once per kernel. Never changes a choice: a rank's
   // observation must not split the ranks.
   void note_bits_check(const KernelId& kernel, std::string_view key, const Config& pinned,
-                       std::optional<bool> repeated);
+                       std::optional<bool> repeated) override;
 
   // Logs a choice once per (arch, qualified, key) for kernels the policy
   // observes (in scope, not config-invariant). Returns true when new.
   bool log_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
-                  const Config& chosen, ChoiceOrigin origin);
+                  const Config& chosen, ChoiceOrigin origin) override;
 
   const ChoiceLog& choice_log() const { return log_; }
   std::string choice_digest() const;
@@ -117,7 +126,7 @@ class Runtime {
   // Record mode: keeps a tuned key's winner and every candidate's timings
   // for the files written at exit.
   void record(const std::string& arch, const std::string& qualified, const std::string& key,
-              const Config& winner, std::vector<CandidateTiming> timings) {
+              const Config& winner, std::vector<CandidateTiming> timings) override {
     records_.add(arch, qualified, key, winner, std::move(timings));
   }
   const RecordStore& records() const { return records_; }
@@ -129,28 +138,31 @@ class Runtime {
   // on. A mismatch warns once per kernel (TUNELOCK_IDENTITY=warn), throws
   // Error (strict) or is let be (ignore). Never on the hot path: once per
   // new key.
-  void note_identity(std::string_view arch, const KernelId& kernel, std::string_view identity);
+  void note_identity(std::string_view arch, const KernelId& kernel,
+                     std::string_view identity) override;
 
   // TUNELOCK_EQUIVALENT=timed's pick for a key on this machine (its GPU,
   // driver and table), from the equivalents cache; remember_equivalent
   // keeps a fresh one, written at flush.
   std::optional<std::string> cached_equivalent(std::string_view arch, std::string_view qualified,
-                                               std::string_view key);
+                                               std::string_view key) override;
   void remember_equivalent(std::string_view arch, std::string_view qualified, std::string_view key,
-                           std::string signature);
+                           std::string signature) override;
 
   // ---- Consensus mode ----
 
-  // The timings waiting for the next check, the agreed winners and, on a
-  // group's root, every rank's timings (engine/src/runtime/consensus.hpp).
-  detail::Consensus& consensus() { return *consensus_; }
+  // The timings waiting for the next check and the agreed winners, as the
+  // driver reads them (the rest of consensus mode is this runtime's own:
+  // engine/src/runtime/consensus.hpp).
+  ConsensusMemory& consensus_memory();
 
   // Logs that from the group's check `check` on, `key` launches `winner`
   // where it launched `first` (both signatures): the entry
   // `consensus|<qualified>|<arch>|<key> from <first> at check <n>` ->
   // `<winner>;consensus`, equal on every rank that switched.
   void log_consensus_switch(std::string_view arch, std::string_view qualified, std::string_view key,
-                            std::string_view first, std::string_view winner, std::uint64_t check);
+                            std::string_view first, std::string_view winner,
+                            std::uint64_t check) override;
 
   // Where consensus mode's root writes the table for `arch` at exit:
   // `<prefix>.tables/<arch>.json`, a folder to put on TUNELOCK_TABLE_PATH.
@@ -171,7 +183,7 @@ class Runtime {
   std::size_t audit_key(std::string_view arch, const KernelId& kernel, std::string_view key,
                         std::span<const Config> candidates, const Decision& decision,
                         std::size_t launched, std::span<const CandidateTiming> timings,
-                        std::optional<bool> repeats);
+                        std::optional<bool> repeats) override;
   // One more call (or `calls`) of an audited key: the report weighs by them.
   void count_audited_call(std::size_t id, std::int64_t calls = 1) {
     records_.count_audited_call(id, calls);
