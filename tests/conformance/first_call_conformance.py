@@ -1,8 +1,13 @@
-"""The Python face of the first-call conformance: the cases of
+"""The Python faces of the first-call conformance: the cases of
 first_call_cases.json through `tunelock.triton` over the stand-in Triton
 (python/tests/standin), compared with what the C++ faces wrote
 (first_call_conformance, run first): the same launched candidate, choice
-log, digest, audit file and record, byte for byte.
+log, digest, audit file and record, byte for byte. Then through
+`tunelock.inductor` over the stand-in Inductor (python/tests/standin_inductor),
+a generated kernel's first launch: the same launched candidate or error,
+and the same choice log once its kernel and key are named as the C++
+family's (its runner offers no second input, so its records' bit classes,
+and with them the files and the digest, are its own).
 
 Usage: first_call_conformance.py PROGRAM CASES OUT_DIR; exit 0 when every
 case matches, 1 naming each difference."""
@@ -14,13 +19,18 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "tests", "standin"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "tests", "standin_inductor"))
 
 import triton  # noqa: E402  (the stand-in)
 from kernels import DType  # noqa: E402  (the stand-in's dtypes)
 
+from torch._inductor.runtime import triton_heuristics as th  # noqa: E402  (the stand-in)
+
 import tunelock  # noqa: E402
 import tunelock._bits  # noqa: E402
+import tunelock.inductor as ti  # noqa: E402
 import tunelock.triton as tt  # noqa: E402
+from tunelock import _inductor_describe as describe  # noqa: E402
 from tunelock import _native  # noqa: E402
 
 
@@ -140,6 +150,90 @@ def run_case(scenario, case, directory):
     return summary
 
 
+class GeneratedKernel:
+    """Like an Inductor-generated kernel: one launcher per candidate, adding
+    up x into out as the candidate's `sum` says, timed by a scripted bench."""
+
+    class Launcher:
+        def __init__(self, candidate):
+            self.candidate = candidate
+            self.config = th.Config(dict(candidate["kwargs"]), candidate["num_warps"],
+                                    candidate["num_stages"])
+            self.runs = 0
+
+        def __call__(self, x, out, stream=None):
+            how = self.candidate["sum"]
+            if how == "fails":
+                raise RuntimeError("candidate fails to run")
+            backwards = how == "backwards" or (how == "racy" and self.runs % 2 == 1)
+            if how == "racy":
+                self.runs += 1
+            values = list(x.values)
+            out.values[0] = f32_sum(reversed(values) if backwards else values)
+
+    def __init__(self, candidates):
+        fn = type("JITFunction", (), {})()
+        fn.__name__, fn.arg_names = "triton_per_fused_mix_0", ["in_ptr0", "out_ptr0"]
+        fn.src = "def triton_per_fused_mix_0(in_ptr0, out_ptr0):\n    pass\n"
+        self.tuner = th.CachingAutotuner(fn, {}, [], None, ["out_ptr0"], False, None,
+                                         size_hints={"x": 3})
+        self.launchers = [self.Launcher(c) for c in candidates]
+        self.tuner.launchers = list(self.launchers)
+        kernel = self
+
+        def bench(launcher, *args, **kwargs):
+            for _ in range(4):  # warm-up and repeats, as the C++ faces run them
+                launcher(*args, **kwargs)
+            return launcher.candidate["ms"]
+        self.tuner.bench = bench
+        self.kernel = kernel
+
+
+def run_inductor_case(scenario, case, directory):
+    """The case through tunelock.inductor: its launched candidate (or error)
+    and its choice log, with the generated kernel and key named as the C++
+    family's."""
+    candidates = scenario["candidates"]
+    generated = GeneratedKernel(candidates)
+    qualified = f"{describe.MODULE}.{describe.kernel_name(generated.tuner)}"
+    key = tunelock.tuning_key(describe.kernel_key_args(generated.tuner))
+    family = f"{scenario['module']}.{scenario['name']}"
+    family_key = f"N={scenario['n']}|{scenario['dtype']}|{scenario['dtype']}"
+    table = json.loads(json.dumps(scenario["table"]))
+    (entries,) = table["kernels"].values()
+    table["kernels"] = {qualified: {key: next(iter(entries.values()))}}
+    os.makedirs(os.path.join(directory, "tables"), exist_ok=True)
+    with open(os.path.join(directory, "tables", "host.json"), "w") as f:
+        f.write(json.dumps(table, indent=1) + "\n")
+    fields = dict(case["policy"])
+    if case["table"]:
+        fields["table_path"] = [os.path.join(directory, "tables")]
+    fields["record_path"] = os.path.join(directory, "run")
+    ti.install(**fields)
+    ti.capturing = lambda: bool(case.get("capturing"))
+    x, out = Tensor(CALL_INPUTS), Tensor([-1.0])
+    summary = {}
+    try:
+        generated.tuner.run(x, out)
+        summary["launched"] = generated.launchers.index(generated.tuner.launchers[0])
+    except tunelock.TunelockError as error:
+        summary["error"] = str(error).replace(qualified, family).replace(key, family_key)
+    summary["choice_log"] = {k.replace(qualified, family).replace(key, family_key): v
+                             for k, v in tunelock.choice_log().items()}
+    tunelock.flush()
+    return summary
+
+
+def compare(face, name, got, want, fields):
+    differences = 0
+    for field in fields:
+        if got.get(field) != want.get(field):
+            differences += 1
+            print(f"{name} ({face}): {field} differs\n  {face}: {got.get(field)!r}\n"
+                  f"  C++:    {want.get(field)!r}", file=sys.stderr)
+    return differences
+
+
 def main(program, cases_file, out):
     cxx_out = os.path.join(out, "cxx")
     subprocess.run([program, cases_file, cxx_out], check=True)
@@ -149,16 +243,18 @@ def main(program, cases_file, out):
         scenario = json.load(f)
     tt.arch_tag = lambda: "host"
     tunelock._bits.IdenticalInputs.use_second_input = second_input
+    ti.arch_tag = lambda: "host"
     differences = 0
     for case in scenario["cases"]:
-        got = run_case(scenario, case, os.path.join(out, "python", case["name"]))
         want = expected[case["name"]]
-        for field in sorted(set(got) | set(want)):
-            if got.get(field) != want.get(field):
-                differences += 1
-                print(f"{case['name']}: {field} differs\n  python: {got.get(field)!r}\n"
-                      f"  C++:    {want.get(field)!r}", file=sys.stderr)
-    print(f"{len(scenario['cases'])} cases, {differences} difference(s)")
+        got = run_case(scenario, case, os.path.join(out, "python", case["name"]))
+        differences += compare("triton", case["name"], got, want, sorted(set(got) | set(want)))
+        got = run_inductor_case(scenario, case, os.path.join(out, "inductor", case["name"]))
+        # Chaos draws from the kernel's name and key, which are Inductor's own here.
+        fields = ["error"] if case["policy"].get("chaos") else ["launched", "error", "choice_log"]
+        differences += compare("inductor", case["name"], got, want, fields)
+    print(f"{len(scenario['cases'])} cases, two Python faces (Triton, Inductor): "
+          f"{differences} difference(s)")
     return 1 if differences else 0
 
 
