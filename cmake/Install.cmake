@@ -11,8 +11,7 @@ set_target_properties(tunelock_engine PROPERTIES EXPORT_NAME engine)
 set_target_properties(tunelock_launcher PROPERTIES EXPORT_NAME launcher)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/engine/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The UCX collective's headers go with its library, below.
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/launcher/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  PATTERN "ucx_collective.hpp" EXCLUDE PATTERN "rendezvous.hpp" EXCLUDE)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/launcher/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 # Optional parts are exported only where they were built; the package config
 # looks up their dependencies only then (TUNELOCK_EXPORTS_* below).
@@ -32,8 +31,8 @@ if(TARGET tunelock_ucx)
   set(TUNELOCK_EXPORTS_UCX ON)
   tunelock_export_component(tunelock_ucx ucx)
   set_target_properties(tunelock_ucx PROPERTIES EXPORT_NAME ucx)
-  install(FILES ${PROJECT_SOURCE_DIR}/launcher/include/tunelock/launcher/ucx_collective.hpp
-                ${PROJECT_SOURCE_DIR}/launcher/include/tunelock/launcher/rendezvous.hpp
+  install(FILES ${PROJECT_SOURCE_DIR}/launcher/ucx/include/tunelock/launcher/ucx_collective.hpp
+                ${PROJECT_SOURCE_DIR}/launcher/ucx/include/tunelock/launcher/rendezvous.hpp
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tunelock/launcher)
 endif()
 # The CUDA backend (launcher/cuda/): it installs its own headers beside its

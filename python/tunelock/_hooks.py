@@ -168,7 +168,7 @@ def note_bits_check(module: str, name: str, key: str, config: Config,
 def set_device(device_name: str = "", sm_count: int = 0, driver_version: str = "",
                cuda_version: str = "", triton: str = "",
                packages: Optional[Mapping[str, str]] = None) -> None:
-    """The device and software, for record sidecars (and so for the tables
+    """The device and software, for timing sidecars (and so for the tables
     merged from them): sm_count 0 means unknown; `packages` maps a package to
     its version ({"torch": "2.11.0"}). The recording time is stamped now."""
     function = "set_device"

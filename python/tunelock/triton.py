@@ -175,7 +175,7 @@ _launch_options_filled_in = launch_options_filled_in
 
 
 def _describe_device():
-    """Provenance for record sidecars: the GPU (where CUDA is), the driver,
+    """Provenance for timing sidecars: the GPU (where CUDA is), the driver,
     and the versions of Triton and PyTorch that timed the configs."""
     fields = {"driver_version": _driver_version()}
     packages = {}

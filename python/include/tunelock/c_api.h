@@ -145,7 +145,7 @@ int tunelock_count_audited_call(int64_t id, int64_t calls);
  * JSON list of indices. */
 int tunelock_autotune_configs(const char* configs_json, char** kept_json);
 
-/* The device, for record sidecars: {"device_name", "sm_count",
+/* The device, for timing sidecars: {"device_name", "sm_count",
  * "driver_version", "cuda_version"} (missing fields empty). */
 int tunelock_set_device(const char* device_json);
 

@@ -1,7 +1,9 @@
 // What the first call of a kernel for a new key does under a policy: the
-// one place the story of a call is decided. The launcher (family_core.cpp)
-// and the Triton interception (python/tunelock/triton.py, through the C
-// ABI) carry the plan out; neither decides it.
+// one place the story of a call is decided. The driver (runtime/first_call.hpp)
+// carries it out for every face: the C++ launcher (family_core.cpp), the
+// Triton and Inductor adapters (python/tunelock, through the C ABI); a face
+// reads what a plan means from engine_chooses/intercepts/counts_calls, never
+// from its name.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,8 @@
 // What the process should do with autotuned kernels: the intent, kept apart
-// from the rules that carry it out (selection.hpp) and from the code that
-// applies it at a kernel call (the launcher). Every source — environment,
-// command line flags, key/value pairs — builds this same object.
+// from the rules that carry it out (selection.hpp), from the plan of a first
+// call (call_plan.hpp) and from the driver that carries the plan out for
+// every face (runtime/first_call.hpp). Every source — environment, command
+// line flags, key/value pairs (policy_sources.hpp) — builds this same object.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,7 @@ enum class Mode {
   // launch what `pinned` launches (same bits, same log, same verify) and, on
   // the first call per key, also time every live candidate and check the
   // pinned config's bits and the entry's equivalents: what the table costs
-  // today, written to <record path>.rank<N>.audit.json (audit.hpp)
+  // today, written to <record path>.rank<N>.audit.json (records/audit_file.hpp)
   audit,
   // launch what `pinned` launches from the first call, time every live
   // candidate as record mode does, and let each verify turn the ranks'
@@ -150,7 +151,7 @@ struct Policy {
   // config at random on purpose, so it times nothing.
   bool times_equivalents() const { return equivalent == Equivalent::timed && !chaos; }
 
-  // True when the launcher has to step in at call time: mode != auto, or
+  // True when a face has to step in at call time: mode != auto, or
   // enumerate, or verification (auto mode then only observes and logs).
   bool intercepts() const;
 

@@ -2,8 +2,8 @@
 // rank, `<prefix>.rank<N>.json` ({arch: {qualified: {key: config}}}, exactly
 // Megatron's record layout), with its timing sidecar beside it when there is
 // one (timings_sidecar.hpp). The reader and the discovery of sidecars live
-// here; merging what was read is merge.hpp's business, writing it
-// records.hpp's.
+// here; merging what was read is merge.hpp's business, keeping and writing
+// a run's records record_store.hpp's.
 #pragma once
 
 #include <compare>

@@ -44,7 +44,7 @@ class Backend {
   virtual std::string arch(std::size_t slot) const = 0;
   std::string current_arch() const { return arch(arch_slot()); }
 
-  // The device, for table provenance checks and record sidecars.
+  // The device, for table provenance checks and timing sidecars.
   virtual Provenance device() const = 0;
 
   // Milliseconds of each of `repeats` runs of `launch`, after `warmup`
