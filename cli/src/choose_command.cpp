@@ -10,10 +10,10 @@
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/log.hpp"
 #include "tunelock/decision/decision.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/decision/selection.hpp"
 #include "tunelock/io/files.hpp"
 #include "tunelock/model/candidates.hpp"
-#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/tables/table_files.hpp"
 #include "tunelock/tables/table_format.hpp"
 

@@ -30,15 +30,13 @@ class CallbackRunner final : public CallRunner {
   bool has_outputs() const override { return callbacks_.has_outputs != 0; }
   std::string run_outputs(std::size_t i) override {
     std::array<char, 256> outputs{};
-    if (callbacks_.run_outputs(callbacks_.context, static_cast<int64_t>(i), outputs.data(), outputs.size(),
-                       error_.data(), error_.size()) != 0)
+    if (callbacks_.run_outputs(callbacks_.context, static_cast<int64_t>(i), outputs.data(),
+                               outputs.size(), error_.data(), error_.size()) != 0)
       throw Error(failure());
     outputs.back() = '\0';
     return outputs.data();
   }
-  bool use_second_input() override {
-    return callbacks_.use_second_input(callbacks_.context) == 1;
-  }
+  bool use_second_input() override { return callbacks_.use_second_input(callbacks_.context) == 1; }
   void put_back() override {
     if (callbacks_.put_back(callbacks_.context) != 0)
       throw Error("the runner could not put the call's buffers back");

@@ -6,10 +6,10 @@
 #include "tunelock/base/version.hpp"
 #include "tunelock/c_api.h"
 #include "tunelock/decision/call_plan.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/model/tuning_key.hpp"
 #include "tunelock/records/record_store.hpp"
 #include "tunelock/records/timing_json.hpp"
-#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/runtime/runtime.hpp"
 #include "tunelock/tables/provenance_json.hpp"
 
@@ -137,8 +137,7 @@ int tunelock_pinned_choice(const char* arch, const char* module, const char* nam
     const Choice& choice = decision.choice;
     runtime.log_choice(arch_text, id, key_text, candidates[choice.index], ChoiceOrigin::pinned);
     json equivalent = json::array();  // what TUNELOCK_EQUIVALENT=timed may time in its place
-    if (runtime.policy()->times_equivalents())
-      equivalent = decision.equivalent;
+    if (runtime.policy()->times_equivalents()) equivalent = decision.equivalent;
     put(choice_json, json{{"index", choice.index},
                           {"signature", signature(candidates[choice.index])},
                           {"reason", std::string(to_string(choice.reason))},

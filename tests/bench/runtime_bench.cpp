@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <mutex>
 
-#include "tunelock/runtime/first_call.hpp"
 #include "tunelock/decision/policy_sources.hpp"
+#include "tunelock/runtime/first_call.hpp"
 #include "tunelock/runtime/runtime.hpp"
 #include "verify/in_process_collective.hpp"
 

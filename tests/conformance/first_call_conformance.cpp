@@ -19,13 +19,13 @@
 #include <vector>
 
 #include "tunelock/base/version.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/io/files.hpp"
 #include "tunelock/io/json_reader.hpp"
 #include "tunelock/launcher/host_backend.hpp"
 #include "tunelock/launcher/kernel_family.hpp"
 #include "tunelock/model/config_json.hpp"
 #include "tunelock/runtime/first_call.hpp"
-#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/runtime/runtime.hpp"
 
 using namespace tunelock;

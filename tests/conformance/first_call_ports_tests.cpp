@@ -230,8 +230,8 @@ BOOST_FIXTURE_TEST_CASE(consensus_keeps_the_timings_then_launches_the_agreed_win
   BOOST_TEST(outputs.records.size() == 1u);
   consensus.agreed[key] = AgreedWinner{signature(candidates[1]), 3};
   BOOST_TEST(call(Mode::consensus).launched == 1u);
-  BOOST_TEST(outputs.switches ==
-             std::vector<std::string>{signature(candidates[0]) + " -> " + signature(candidates[1])});
+  BOOST_TEST(outputs.switches == std::vector<std::string>{signature(candidates[0]) + " -> " +
+                                                          signature(candidates[1])});
 }
 
 BOOST_FIXTURE_TEST_CASE(timed_equivalents_are_remembered_and_the_memory_answers_next_time,

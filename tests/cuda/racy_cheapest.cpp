@@ -15,8 +15,8 @@
 #include "gpu_kernels.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/cuda/cuda_backend.hpp"
-#include "tunelock/launcher/launcher.hpp"
 #include "tunelock/decision/policy_sources.hpp"
+#include "tunelock/launcher/launcher.hpp"
 #include "tunelock/runtime/runtime.hpp"
 
 using namespace tunelock;

@@ -12,11 +12,11 @@
 #include "ranks.hpp"
 #include "temp_dir.hpp"
 #include "tunelock/base/error.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/io/files.hpp"
 #include "tunelock/records/merge.hpp"
 #include "tunelock/records/record_store.hpp"
 #include "tunelock/runtime/first_call.hpp"
-#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;

@@ -10,12 +10,12 @@
 
 #include "temp_dir.hpp"
 #include "tunelock/base/error.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/io/files.hpp"
 #include "tunelock/model/config_json.hpp"
 #include "tunelock/records/merge.hpp"
 #include "tunelock/records/record_file.hpp"
 #include "tunelock/records/timings_sidecar.hpp"
-#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/tables/table_files.hpp"
 #include "tunelock/tables/table_json.hpp"
 

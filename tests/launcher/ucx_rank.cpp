@@ -12,9 +12,9 @@
 #include "killing_collective.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/rank_environment.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/launcher/ucx_collective.hpp"
 #include "tunelock/runtime/first_call.hpp"
-#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/runtime/runtime.hpp"
 
 using namespace tunelock;

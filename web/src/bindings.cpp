@@ -12,6 +12,7 @@
 
 #include "preview.hpp"
 #include "tunelock/base/error.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/decision/run_preview.hpp"
 #include "tunelock/io/file_kind.hpp"
 #include "tunelock/logs/choice_log.hpp"
@@ -22,7 +23,6 @@
 #include "tunelock/records/audit_report.hpp"
 #include "tunelock/records/record_file.hpp"
 #include "tunelock/records/timings_sidecar.hpp"
-#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/tables/table_files.hpp"
 
 namespace {

@@ -8,12 +8,12 @@
 #include <set>
 
 #include "tunelock/base/error.hpp"
+#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/decision/selection.hpp"
 #include "tunelock/logs/choice_log.hpp"
 #include "tunelock/logs/choice_log_file.hpp"
 #include "tunelock/records/merge.hpp"
 #include "tunelock/records/merge_report.hpp"
-#include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/tables/table_contradictions.hpp"
 #include "tunelock/tables/table_diff.hpp"
 #include "tunelock/tables/table_json.hpp"

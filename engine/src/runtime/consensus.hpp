@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "tunelock/model/config.hpp"
-#include "tunelock/runtime/first_call_ports.hpp"
 #include "tunelock/records/record_file.hpp"
+#include "tunelock/runtime/first_call_ports.hpp"
 #include "tunelock/tables/table.hpp"
 #include "tunelock/verify/collective.hpp"
 

@@ -50,7 +50,8 @@ class Story {
     const FirstCall plan = outcome_.plan;
     const ChoiceOrigin origin = policy_.pins() ? ChoiceOrigin::pinned : ChoiceOrigin::timed;
     if (plan == FirstCall::single_logged)
-      ports_.outputs.log_choice(request_.arch, request_.kernel, kWildcardKey, candidates[0], origin);
+      ports_.outputs.log_choice(request_.arch, request_.kernel, kWildcardKey, candidates[0],
+                                origin);
     if (plan == FirstCall::single || plan == FirstCall::single_logged) return outcome_;
     ports_.tables.note_identity(request_.arch, request_.kernel, request_.identity);
     enumerate_once(policy_, ports_.notices, request_.kernel, plan, declared,
@@ -79,15 +80,14 @@ class Story {
               request_.arch, request_.kernel, request_.key, request_.candidates,
               request_.nondeterministic_variants, request_.own_default));
     const std::size_t entry = decision.choice.index;
-    ports_.outputs.log_choice(request_.arch, request_.kernel, request_.key, request_.candidates[entry],
-                        ChoiceOrigin::pinned);
+    ports_.outputs.log_choice(request_.arch, request_.kernel, request_.key,
+                              request_.candidates[entry], ChoiceOrigin::pinned);
     // Nothing is run at compile time or inside a capture; an audit still
     // takes the face's own timings at compile time.
     const bool capturing = runner_.capturing();
     const bool runs = !capturing && runner_.runs_candidates();
     outcome_.launched = entry;
-    if (policy_.times_equivalents() && runs &&
-        !decision.worth_timing.empty()) {
+    if (policy_.times_equivalents() && runs && !decision.worth_timing.empty()) {
       outcome_.launched = fastest_equivalent(entry, decision.worth_timing);
     } else if (policy_.check_bits && runs) {
       check_bits(entry);
@@ -111,7 +111,7 @@ class Story {
   void own_default_under_chaos() {
     outcome_.launched = *request_.own_default;
     ports_.outputs.log_choice(request_.arch, request_.kernel, request_.key,
-                        request_.candidates[outcome_.launched], ChoiceOrigin::pinned);
+                              request_.candidates[outcome_.launched], ChoiceOrigin::pinned);
   }
 
   // Consensus: the deterministic choice, logged as pinned logs it, so every
@@ -128,7 +128,8 @@ class Story {
               request_.nondeterministic_variants, request_.own_default));
     const std::size_t entry = decision.choice.index;
     const Config& first = request_.candidates[entry];
-    ports_.outputs.log_choice(request_.arch, request_.kernel, request_.key, first, ChoiceOrigin::pinned);
+    ports_.outputs.log_choice(request_.arch, request_.kernel, request_.key, first,
+                              ChoiceOrigin::pinned);
     outcome_.launched = entry;
     const bool capturing = runner_.capturing();
     ConsensusMemory& consensus = ports_.consensus;
@@ -155,7 +156,7 @@ class Story {
       const std::string first_signature = signature(first);
       if (agreed->signature != first_signature)
         ports_.outputs.log_consensus_switch(request_.arch, names_.qualified, request_.key,
-                                      first_signature, agreed->signature, agreed->check);
+                                            first_signature, agreed->signature, agreed->check);
       return;
     }
     if (consensus.timed(key)) return;  // timed already: waiting for the next check
@@ -181,7 +182,7 @@ class Story {
   void check_bits(std::size_t index) {
     outcome_.repeats = repeats_its_bits(runner_, index);
     ports_.outputs.note_bits_check(request_.kernel, request_.key, request_.candidates[index],
-                             outcome_.repeats);
+                                   outcome_.repeats);
   }
 
   // TUNELOCK_EQUIVALENT=timed: the entry's config and the equivalents worth
@@ -196,7 +197,7 @@ class Story {
     if (const std::optional<std::size_t> cached = cached_pick(entry, members)) return *cached;
     std::size_t pick = timed_pick(entry, members);
     ports_.equivalents.remember_equivalent(request_.arch, names_.qualified, request_.key,
-                                 signature(request_.candidates[pick]));
+                                           signature(request_.candidates[pick]));
     return pick;
   }
 
@@ -224,8 +225,8 @@ class Story {
   std::size_t timed_pick(std::size_t entry, std::span<const std::size_t> members) {
     std::vector<std::size_t> order{entry};
     order.insert(order.end(), members.begin(), members.end());
-    const Trials trials = run_trials(runner_, request_.candidates, order, names_,
-                                     ports_.notices, /*audit=*/false, TrialTiming::brief);
+    const Trials trials = run_trials(runner_, request_.candidates, order, names_, ports_.notices,
+                                     /*audit=*/false, TrialTiming::brief);
     std::vector<std::size_t> by_time;  // positions in `order`, fastest first, failures left out
     for (std::size_t j = 0; j < order.size(); ++j)
       if (trials.median_ms[j]) by_time.push_back(j);
@@ -270,10 +271,10 @@ class Story {
     const Config& winner = request_.candidates[trials.best];
     if (logged)
       ports_.outputs.log_choice(request_.arch, request_.kernel, request_.key, winner,
-                          ChoiceOrigin::timed);
+                                ChoiceOrigin::timed);
     if (recorded)
       ports_.outputs.record(request_.arch, names_.qualified, request_.key, winner,
-                      timings_of(request_.candidates, trials));
+                            timings_of(request_.candidates, trials));
   }
 
   const FirstCallPorts& ports_;
@@ -294,13 +295,13 @@ FirstCallOutcome run_first_call(const FirstCallPorts& ports, const FirstCallRequ
 FirstCallOutcome run_first_call(Runtime& runtime, const FirstCallRequest& request,
                                 CallRunner& runner) {
   const std::shared_ptr<const Policy> policy = runtime.policy();  // held for the call
-  const FirstCallPorts ports{*policy,  runtime.notices(),          runtime,
-                            runtime,  runtime.consensus_memory(), runtime};
+  const FirstCallPorts ports{*policy, runtime.notices(),          runtime,
+                             runtime, runtime.consensus_memory(), runtime};
   return run_first_call(ports, request, runner);
 }
 
-void enumerate_once(const Policy& policy, Notices& notices, const KernelId& kernel,
-                    FirstCall plan, std::size_t count, std::string_view candidates_are) {
+void enumerate_once(const Policy& policy, Notices& notices, const KernelId& kernel, FirstCall plan,
+                    std::size_t count, std::string_view candidates_are) {
   if (!policy.enumerate) return;
   const std::string qualified = kernel.qualified();
   if (!notices.first("enumerate|" + qualified)) return;

@@ -9,8 +9,8 @@
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/log.hpp"
 #include "tunelock/base/rank_environment.hpp"
-#include "tunelock/io/files.hpp"
 #include "tunelock/decision/policy_sources.hpp"
+#include "tunelock/io/files.hpp"
 #include "tunelock/tables/table_json.hpp"
 
 namespace tunelock {

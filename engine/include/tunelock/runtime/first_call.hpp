@@ -120,8 +120,8 @@ FirstCallOutcome run_first_call(Runtime& runtime, const FirstCallRequest& reques
 
 // The enumerate line of a kernel (PINNED, TIMED or UNPINNED, with its count
 // of candidates), once per policy, when the policy asks for it.
-void enumerate_once(const Policy& policy, Notices& notices, const KernelId& kernel,
-                    FirstCall plan, std::size_t count, std::string_view candidates_are = "configs");
+void enumerate_once(const Policy& policy, Notices& notices, const KernelId& kernel, FirstCall plan,
+                    std::size_t count, std::string_view candidates_are = "configs");
 void enumerate_once(Runtime& runtime, const KernelId& kernel, FirstCall plan, std::size_t count,
                     std::string_view candidates_are = "configs");
 

@@ -48,18 +48,16 @@ class CallOutputs {
   virtual bool log_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
                           const Config& chosen, ChoiceOrigin origin) = 0;
   // Record mode: the winner and every candidate's timings.
-  virtual void record(const std::string& arch, const std::string& qualified,
-                      const std::string& key, const Config& winner,
-                      std::vector<CandidateTiming> timings) = 0;
+  virtual void record(const std::string& arch, const std::string& qualified, const std::string& key,
+                      const Config& winner, std::vector<CandidateTiming> timings) = 0;
   // Audit mode's entry for a pinned key; returns its id (Runtime::audit_key).
-  virtual std::size_t audit_key(std::string_view arch, const KernelId& kernel,
-                                std::string_view key, std::span<const Config> candidates,
-                                const Decision& decision, std::size_t launched,
-                                std::span<const CandidateTiming> timings,
+  virtual std::size_t audit_key(std::string_view arch, const KernelId& kernel, std::string_view key,
+                                std::span<const Config> candidates, const Decision& decision,
+                                std::size_t launched, std::span<const CandidateTiming> timings,
                                 std::optional<bool> repeats) = 0;
   // The pinned config's bits check: warns, or throws under verify_strict.
-  virtual void note_bits_check(const KernelId& kernel, std::string_view key,
-                               const Config& pinned, std::optional<bool> repeated) = 0;
+  virtual void note_bits_check(const KernelId& kernel, std::string_view key, const Config& pinned,
+                               std::optional<bool> repeated) = 0;
   // Consensus: from the group's check `check` on, `key` launches `winner`
   // where it launched `first` (Runtime::log_consensus_switch).
   virtual void log_consensus_switch(std::string_view arch, std::string_view qualified,
