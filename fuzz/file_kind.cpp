@@ -3,6 +3,7 @@
 // page does with a dropped file.
 #include "tunelock/io/file_kind.hpp"
 #include "fuzz_target.hpp"
+#include "tunelock/foreign/moe_config_file.hpp"
 #include "tunelock/logs/choice_log_file.hpp"
 #include "tunelock/logs/launch_log.hpp"
 #include "tunelock/model/candidates.hpp"
@@ -40,6 +41,9 @@ void read_as_detected(std::string_view bytes, const std::string& name) {
         break;
       case FileKind::launches:
         (void)tunelock::launch_log_from_bytes(bytes, name);
+        break;
+      case FileKind::moe_configs:
+        (void)tunelock::moe_config_file_from_json(bytes, "E=8,N=64,device_name=fuzz.json");
         break;
       case FileKind::unknown:
         if (file.problem.empty()) __builtin_trap();  // an unknown file always says why

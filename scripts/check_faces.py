@@ -27,8 +27,8 @@ import os
 import re
 import sys
 
-ENGINE_ROOMS = ("base", "io", "model", "tables", "logs", "decision", "records", "verify",
-                "runtime")
+ENGINE_ROOMS = ("base", "io", "model", "tables", "logs", "decision", "records", "foreign",
+                "verify", "runtime")
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]')
 
 # Per face: its folder, the faces' and device libraries' headers it must

@@ -6,7 +6,7 @@ public headers, engine/src/<room>/ for the rest) and names the room of every
 engine header it includes ("tunelock/tables/table.hpp", "io/sealed_file.hpp").
 A room may include its own and the rooms listed before it, never one after:
 
-    base < io < model < tables < logs < decision < records < verify < runtime
+    base < io < model < tables < logs < decision < records < foreign < verify < runtime
 
 Public headers never include private ones (an installed header would not
 compile), and the engine includes no face (launcher, C ABI, CUDA, UCX).
@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-ROOMS = ["base", "io", "model", "tables", "logs", "decision", "records", "verify", "runtime"]
+ROOMS = ["base", "io", "model", "tables", "logs", "decision", "records", "foreign", "verify", "runtime"]
 ORDER = {room: i for i, room in enumerate(ROOMS)}
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]')
 FACES = ("tunelock/launcher/", "tunelock/c_api.h", "tunelock/watch.h", "cuda", "cupti", "ucp/", "ucs/",

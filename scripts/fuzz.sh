@@ -27,11 +27,12 @@ nice -n 10 cmake --build "$build" -j "$jobs" >/dev/null
 # parts of one input (fuzz/split_input.hpp).
 seeds=$build/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{table_json,record,candidates,file_kind}
+mkdir -p "$seeds"/{table_json,record,candidates,file_kind,moe_configs}
 "$build/fuzz/make_seeds" examples "$seeds"
 cp examples/tables/*.json "$seeds/table_json/"
 cp examples/tables/*.json "$seeds/record/"
 cp examples/candidates.json tests/web/fixtures/*candidates*.json "$seeds/candidates/"
+cp examples/moe-configs/*.json "$seeds/moe_configs/"
 # Every kind, each form: what the other targets are seeded with.
 for dir in "$seeds"/*/; do
   [[ $dir == */file_kind/ ]] || cp "$dir"* "$seeds/file_kind/" 2>/dev/null || true
@@ -43,7 +44,7 @@ done
 
 targets=(table_json table_binary record timings choice_log verify_batch verify_tree candidates
   policy_environment bootstrap_hello file_kind audit launches consensus equivalent_cache
-  kernel_identities table_coverage inductor_choice)
+  kernel_identities table_coverage inductor_choice moe_configs)
 
 # One target: SECONDS of libFuzzer on one core, its verdict in $build/$target.verdict.
 fuzz_one() {

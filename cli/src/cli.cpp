@@ -94,6 +94,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       add_merge_command(app),   add_report_command(app),    add_verify_command(app),
       add_digest_command(app),  add_launch_command(app),    add_timings_command(app),
       add_preview_command(app), add_log_command(app),       add_watch_command(app),
+      add_import_command(app),  add_export_command(app),
       add_help_command(app),    add_completion_command(app)};
 
   // CLI11 would only say "a subcommand is required"; name the word it did not know.

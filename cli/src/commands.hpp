@@ -43,6 +43,8 @@ Command add_timings_command(CLI::App& app);
 Command add_preview_command(CLI::App& app);
 Command add_log_command(CLI::App& app);
 Command add_watch_command(CLI::App& app);
+Command add_import_command(CLI::App& app);
+Command add_export_command(CLI::App& app);
 Command add_help_command(CLI::App& app);
 // Registered last: its script lists every command registered before it.
 Command add_completion_command(CLI::App& app);

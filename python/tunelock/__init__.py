@@ -28,8 +28,8 @@ from ._api import (Policy, choice_digest, choice_log, flush, installed_policy, m
 from ._hooks import (Choice, Config, audit_key, autotune_configs, log_choice, note_bits_check,
                      pinned_choice, record, set_device, signature, tuning_key)
 from ._native import TunelockError
-from ._offline import (FileKind, audit, choose, convert_table, coverage, file_kind, merge, report,
-                       table)
+from ._offline import (FileKind, audit, choose, convert_table, coverage, export_files, file_kind,
+                       import_files, merge, report, table)
 from ._driver import FirstCall, NothingToRun, Plan, Runner, call_plan, count_audited_call, first_call
 from . import inductor, triton  # noqa: E402 - every adapter registers as it is imported
 
@@ -53,7 +53,7 @@ __all__ = [
     "Choice", "pinned_choice", "log_choice", "record", "audit_key", "note_bits_check",
     # the offline tools
     "FileKind", "choose", "merge", "report", "audit", "coverage", "file_kind", "table",
-    "convert_table",
+    "convert_table", "import_files", "export_files",
     # the launch watch
     "watch",
 ]

@@ -96,6 +96,8 @@ _SIGNATURES = {
     "tunelock_file_kind": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
     "tunelock_table_json": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
     "tunelock_table_convert": ([ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int),
+    "tunelock_import": ([ctypes.c_char_p] * 3 + [ctypes.POINTER(ctypes.c_int64)], ctypes.c_int),
+    "tunelock_export": ([ctypes.c_char_p] * 2 + [ctypes.POINTER(ctypes.c_int64)], ctypes.c_int),
 }
 
 

@@ -1,6 +1,7 @@
 """The offline tools, as the CLI has them: one decision with its
 explanation (choose), merge and report of records, the audit report, and
 reading, identifying and converting tables."""
+import ctypes
 import json
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
@@ -98,7 +99,8 @@ def coverage(table: PathArgument, logs: Union[PathArgument, Iterable[PathArgumen
 def file_kind(path: PathArgument) -> FileKind:
     """What a tunelock file is, told from its name and bytes as the CLI and the page tell it:
     FileKind(kind, encoding, problem). kind is "table", "manifest", "record", "timings",
-    "choice_log", or "unknown" (problem then says why); encoding is "json" or "binary"
+    "choice_log", "audit", "launches", "moe_configs" (a fused-MoE config file), or "unknown"
+    (problem then says why); encoding is "json" or "binary"
     (None when unknown). Raises TunelockError when the file cannot be read."""
     result = call_json("tunelock_file_kind", encode(arguments.path("file_kind", "path", path)))
     return FileKind(result["kind"], result["encoding"], result.get("problem"))
@@ -113,3 +115,29 @@ def convert_table(input_path: PathArgument, output_path: PathArgument) -> None:
     check(lib.tunelock_table_convert(encode(arguments.path("convert_table", "input_path", input_path)),
                                      encode(arguments.path("convert_table", "output_path",
                                                            output_path))))
+
+
+def import_files(paths: Union[PathArgument, Sequence[PathArgument]], arch: str,
+                 output: PathArgument) -> int:
+    """Other tools' tuning files into one table file, as `tunelock import`
+    does: fused-MoE config files (vLLM, SGLang), or folders of them, for
+    `arch`. Returns the entries imported."""
+    function = "import_files"
+    items = arguments.paths(function, "paths", paths)
+    entries = ctypes.c_int64(0)
+    check(lib.tunelock_import(encode(json.dumps(items)), encode(arguments.arch(function, "arch",
+                                                                                arch)),
+                              encode(arguments.path(function, "output", output)),
+                              ctypes.byref(entries)))
+    return entries.value
+
+
+def export_files(table_path: PathArgument, folder: PathArgument) -> int:
+    """A table's entries back into the files other tools read, as `tunelock
+    export` does (a file there that differs is refused). Returns how many."""
+    function = "export_files"
+    files = ctypes.c_int64(0)
+    check(lib.tunelock_export(encode(arguments.path(function, "table_path", table_path)),
+                              encode(arguments.path(function, "folder", folder)),
+                              ctypes.byref(files)))
+    return files.value

@@ -2,6 +2,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 
@@ -62,6 +63,11 @@ std::optional<DetectedFile> kind_by_name(std::string_view name) {
 
 // Members some format holds as an object: a member of that name is no
 // record's architecture.
+bool is_batch_size(std::string_view key) {
+  return !key.empty() && key.size() <= 18 && key.front() != '0' &&
+         std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 bool is_format_member(std::string_view key) {
   return key == "arch" || key == "kernels" || key == "packages" || key == "provenance" ||
          key == "device" || key == "timings" || key == "entries";
@@ -172,6 +178,9 @@ class TopLevelScan {
     if (member_ == "timings") return decide(FileKind::timings);
     if (member_ == "steps") return decide(FileKind::launches);
     if (member_ == "configs") return decide(FileKind::manifest);
+    // A batch size mapped to a config: a fused-MoE config file (an arch tag,
+    // a record's top-level name, is never a number).
+    if (type == Type::object && is_batch_size(member_)) return decide(FileKind::moe_configs);
     // "kernels" as a list: a launch log's (until its "steps" tell) or a
     // malformed table's, which the table reader then names.
     if (member_ == "kernels" && type == Type::array)
@@ -239,6 +248,8 @@ std::string_view to_string(FileKind kind) {
       return "audit";
     case FileKind::launches:
       return "launches";
+    case FileKind::moe_configs:
+      return "moe_configs";
     case FileKind::unknown:
       break;
   }
@@ -272,6 +283,9 @@ std::string describe(const DetectedFile& file) {
       break;
     case FileKind::launches:
       what = "launch log";
+      break;
+    case FileKind::moe_configs:
+      what = "fused-MoE config file";
       break;
     case FileKind::unknown:
       return std::string(what);

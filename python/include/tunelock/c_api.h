@@ -250,6 +250,20 @@ int tunelock_verify_group(int64_t iteration, int rank, int size, const char* gro
                           tunelock_all_reduce_fn all_reduce, void* context, int* verdict,
                           int* over_ucx);
 
+/* ---- Other tools' files ---- */
+
+/* Other tools' tuning files into one table file: paths_json a JSON array of
+ * files or folders (today: fused-MoE config files,
+ * E=<experts>,N=<n>,device_name=<device>...json), arch the table's
+ * architecture, output the table to write (.tlb binary, else JSON).
+ * *entries: the entries imported. */
+int tunelock_import(const char* paths_json, const char* arch, const char* output,
+                    int64_t* entries);
+
+/* A table's entries back into those tools' files in `folder` (created); a
+ * file there that differs is refused, nothing written. *files: how many. */
+int tunelock_export(const char* table, const char* folder, int64_t* files);
+
 /* ---- Offline: tables, records, decisions ---- */
 
 /* {"kernel", "key", "candidates": [config...] or a manifest path in

@@ -28,6 +28,7 @@ enum class FileKind {
   choice_log,  // .tlcl, or JSON {"rank", "entries", "digest"}
   audit,       // an audit run's JSON {"format_version", "rank", "device", "entries": [...]}
   launches,    // a watched run's launch log: .launches.tlln, or JSON {"kernels": [...], "steps"}
+  moe_configs,  // a fused-MoE config file (vLLM, SGLang): JSON {"<batch size>": {config}, ...}
 };
 
 enum class FileEncoding { json, binary };
