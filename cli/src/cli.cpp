@@ -90,12 +90,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.require_subcommand(1);
 
   const std::vector<Command> commands{
-      add_choose_command(app),  add_policy_command(app),    add_table_command(app),
-      add_merge_command(app),   add_report_command(app),    add_verify_command(app),
-      add_digest_command(app),  add_launch_command(app),    add_timings_command(app),
-      add_preview_command(app), add_log_command(app),       add_watch_command(app),
-      add_import_command(app),  add_export_command(app),
-      add_help_command(app),    add_completion_command(app)};
+      add_choose_command(app),    add_policy_command(app), add_table_command(app),
+      add_merge_command(app),     add_report_command(app), add_verify_command(app),
+      add_digest_command(app),    add_launch_command(app), add_timings_command(app),
+      add_preview_command(app),   add_log_command(app),    add_watch_command(app),
+      add_import_command(app),    add_export_command(app), add_help_command(app),
+      add_completion_command(app)};
 
   // CLI11 would only say "a subcommand is required"; name the word it did not know.
   if (!args.empty() && !args[0].starts_with("-") &&

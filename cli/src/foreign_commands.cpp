@@ -25,16 +25,15 @@ int import_files(const ForeignOptions& options, Streams& streams) {
   const std::vector<fs::path> paths(options.inputs.begin(), options.inputs.end());
   const InMemoryTable table = import_foreign_files(paths, options.arch);
   write_table_file(table, options.output);
-  streams.out << "wrote " << options.output << " (" << table.keys(kFusedMoeKernel).size()
-              << " " << kFusedMoeKernel << " entries for " << options.arch << ")\n";
+  streams.out << "wrote " << options.output << " (" << table.keys(kFusedMoeKernel).size() << " "
+              << kFusedMoeKernel << " entries for " << options.arch << ")\n";
   return kExitOk;
 }
 
 int export_files(const ForeignOptions& options, Streams& streams) {
   const std::unique_ptr<Table> table = load_table_file(options.table);
   const std::size_t written = export_foreign_files(*table, options.output, options.table);
-  streams.out << "wrote " << written << " fused-MoE config file(s) into " << options.output
-              << "\n";
+  streams.out << "wrote " << written << " fused-MoE config file(s) into " << options.output << "\n";
   return kExitOk;
 }
 
@@ -47,8 +46,9 @@ Command add_import_command(CLI::App& app) {
   cmd->add_option("PATH", options->inputs,
                   "E=<experts>,N=<n>,device_name=<device>...json files, or folders of them")
       ->required();
-  cmd->add_option("--arch", options->arch, "The table's architecture (sm90, ...): the files "
-                                           "name a device, not an arch")
+  cmd->add_option("--arch", options->arch,
+                  "The table's architecture (sm90, ...): the files "
+                  "name a device, not an arch")
       ->required();
   cmd->add_option("-o,--output", options->output, "Table to write (.tlb = binary, else JSON)")
       ->required();

@@ -36,9 +36,9 @@ BOOST_AUTO_TEST_CASE(import_then_export_gives_the_tools_files_back) {
   BOOST_TEST(exported.code == 0, exported.err);
   BOOST_TEST(exported.out.find("wrote 2 fused-MoE config file(s)") != std::string::npos);
   for (const auto& item : fs::directory_iterator(out))
-    BOOST_TEST(tunelock::read_file(item.path()) ==
-                   tunelock::read_file(kFixtures / item.path().filename()),
-               item.path().filename().string());
+    BOOST_TEST(
+        tunelock::read_file(item.path()) == tunelock::read_file(kFixtures / item.path().filename()),
+        item.path().filename().string());
   // Again into the same folder: equal files are left as they are.
   BOOST_TEST(run_cli({"export", table, "-o", out}).code == 0);
 }
@@ -47,8 +47,8 @@ BOOST_AUTO_TEST_CASE(bad_input_exits_2_naming_the_file_and_writes_nothing) {
   TempDir dir;
   const std::string table = (dir.path() / "t.json").string();
   dir.write("notes.json", "{}");
-  const auto other = run_cli({"import", (dir.path() / "notes.json").string(), "--arch", "sm90",
-                              "-o", table});
+  const auto other =
+      run_cli({"import", (dir.path() / "notes.json").string(), "--arch", "sm90", "-o", table});
   BOOST_TEST(other.code == 2);
   BOOST_TEST(other.err.find("notes.json: not a file tunelock imports") != std::string::npos,
              other.err);
@@ -56,20 +56,20 @@ BOOST_AUTO_TEST_CASE(bad_input_exits_2_naming_the_file_and_writes_nothing) {
   const auto bad = run_cli({"import", (dir.path() / "E=8,N=64,device_name=X.json").string(),
                             "--arch", "sm90", "-o", table});
   BOOST_TEST(bad.code == 2);
-  BOOST_TEST(bad.err.find("\"1\".BLOCK_SIZE_M: expected an integer, got \"sixteen\"") !=
-                 std::string::npos,
-             bad.err);
+  BOOST_TEST(
+      bad.err.find("\"1\".BLOCK_SIZE_M: expected an integer, got \"sixteen\"") != std::string::npos,
+      bad.err);
   BOOST_TEST(!fs::exists(table));
   // A table with no fused-MoE entries has nothing to export.
   dir.write("plain.json", R"({"arch": "sm90", "format_version": 1, "kernels": {}})");
-  const auto none = run_cli({"export", (dir.path() / "plain.json").string(), "-o",
-                             (dir.path() / "out").string()});
+  const auto none = run_cli(
+      {"export", (dir.path() / "plain.json").string(), "-o", (dir.path() / "out").string()});
   BOOST_TEST(none.code == 2);
   BOOST_TEST(none.err.find("has no fused_moe.fused_moe_kernel entries") != std::string::npos,
              none.err);
   // A differing file in the folder is refused, and kept.
-  BOOST_TEST(run_cli({"import", (kFixtures / kPlain).string(), "--arch", "sm90", "-o", table}).code ==
-             0);
+  BOOST_TEST(
+      run_cli({"import", (kFixtures / kPlain).string(), "--arch", "sm90", "-o", table}).code == 0);
   dir.write("out/" + kPlain, "{}\n");
   const auto clash = run_cli({"export", table, "-o", (dir.path() / "out").string()});
   BOOST_TEST(clash.code == 2);

@@ -31,11 +31,11 @@ bool says(const std::string& text, const std::string& message) {
   return message.find(text) != std::string::npos;
 }
 
-#define REFUSED(expression, text)                                                          \
-  BOOST_CHECK_EXCEPTION(expression, Error, [](const Error& e) {                            \
-    const bool found = says(text, e.what());                                               \
-    if (!found) BOOST_TEST_MESSAGE("message was: " << e.what());                           \
-    return found;                                                                          \
+#define REFUSED(expression, text)                                \
+  BOOST_CHECK_EXCEPTION(expression, Error, [](const Error& e) {  \
+    const bool found = says(text, e.what());                     \
+    if (!found) BOOST_TEST_MESSAGE("message was: " << e.what()); \
+    return found;                                                \
   })
 
 const std::string kOne = R"({"1": {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 64,
@@ -74,7 +74,8 @@ BOOST_AUTO_TEST_CASE(a_bad_file_name_is_refused_naming_the_part) {
 }
 
 BOOST_AUTO_TEST_CASE(every_fixture_reads_and_writes_back_byte_for_byte) {
-  for (const fs::path& path : {kFixtures / kPlain, kFixtures / kBlocked, kFixtures / "amd" / kAmd}) {
+  for (const fs::path& path :
+       {kFixtures / kPlain, kFixtures / kBlocked, kFixtures / "amd" / kAmd}) {
     const std::string text = read_file(path);
     const MoeConfigFile file = moe_config_file_from_json(text, path.string());
     BOOST_TEST(!file.by_batch.empty());
@@ -90,7 +91,8 @@ BOOST_AUTO_TEST_CASE(every_fixture_reads_and_writes_back_byte_for_byte) {
 
 BOOST_AUTO_TEST_CASE(a_malformed_body_is_refused_naming_the_member) {
   const std::string name = "E=8,N=64,device_name=X.json";
-  REFUSED(moe_config_file_from_json("[1]", name), "X.json: a fused-MoE config file is a JSON object");
+  REFUSED(moe_config_file_from_json("[1]", name),
+          "X.json: a fused-MoE config file is a JSON object");
   REFUSED(moe_config_file_from_json("{}", name), "X.json: holds no batch size");
   REFUSED(moe_config_file_from_json(R"({"01": {}})", name), "\"01\": expected a batch size");
   REFUSED(moe_config_file_from_json(R"({"-4": {}})", name), "\"-4\": expected a batch size");
@@ -124,8 +126,9 @@ BOOST_AUTO_TEST_CASE(a_folder_becomes_one_table_and_the_table_the_same_files) {
   BOOST_TEST(table.arch() == "sm90");
   BOOST_TEST(table.keys(kFusedMoeKernel).size() == 14u);  // 10 + 4 batch sizes
   BOOST_TEST(table.provenance().packages.at("triton") == "3.5.1");
-  const std::string key = "E=16|N=512|device=NVIDIA_H100_80GB_HBM3|dtype=fp8_w8a8|"
-                          "block_shape=128,128|M=64";
+  const std::string key =
+      "E=16|N=512|device=NVIDIA_H100_80GB_HBM3|dtype=fp8_w8a8|"
+      "block_shape=128,128|M=64";
   BOOST_TEST(moe_key(moe_shape_from_file_name(kBlocked), 64) == key);
   BOOST_TEST(table.entry(kFusedMoeKernel, key)->config.param("GROUP_SIZE_M").value() == 32);
   // Through a table file and back: the files the tools wrote, byte for byte.
@@ -173,7 +176,8 @@ BOOST_AUTO_TEST_CASE(a_table_without_fused_moe_entries_or_with_a_bad_key_is_refu
 BOOST_AUTO_TEST_CASE(file_kind_tells_a_config_file_from_a_record) {
   const std::string plain = read_file(kFixtures / kPlain);
   BOOST_TEST((detect_file_kind(kPlain, plain).kind == FileKind::moe_configs));
-  BOOST_TEST((detect_file_kind("x.json", kOne).kind == FileKind::moe_configs));  // no triton_version
+  BOOST_TEST(
+      (detect_file_kind("x.json", kOne).kind == FileKind::moe_configs));  // no triton_version
   BOOST_TEST((detect_file_kind("r.json", R"({"sm90": {"k": {}}})").kind == FileKind::record));
   BOOST_TEST(describe(detect_file_kind(kPlain, plain)) == "JSON fused-MoE config file");
 }

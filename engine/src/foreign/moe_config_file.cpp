@@ -95,9 +95,10 @@ MoeShape moe_shape_from_file_name(std::string_view file_name) {
       (key == "E" ? shape.experts : shape.n) = *number;
     } else {
       if (!plain_value(value))
-        bad_name(file_name, std::string(key) + " '" + std::string(value) + "' is empty or holds "
-                                                                           "a space, '|', '=', "
-                                                                           "',' or '/'");
+        bad_name(file_name, std::string(key) + " '" + std::string(value) +
+                                "' is empty or holds "
+                                "a space, '|', '=', "
+                                "',' or '/'");
       (key == "device_name" ? shape.device : shape.dtype) = std::string(value);
     }
     ++next;
@@ -120,8 +121,9 @@ MoeConfigFile moe_config_file_from_json(std::string_view text, const std::string
   file.shape = moe_shape_from_file_name(file_name);
   const json root = parse_json(text, file_name);
   if (!root.is_object())
-    throw Error(file_name + ": a fused-MoE config file is a JSON object from batch size to "
-                            "config, not " +
+    throw Error(file_name +
+                ": a fused-MoE config file is a JSON object from batch size to "
+                "config, not " +
                 std::string(root.type_name()));
   for (const auto& [member, value] : root.items()) {
     const std::string where = file_name + ": \"" + member + "\"";
@@ -133,8 +135,9 @@ MoeConfigFile moe_config_file_from_json(std::string_view text, const std::string
     }
     const auto batch = positive(member);
     if (!batch)
-      throw Error(where + ": expected a batch size (a positive integer, as the tools write it) "
-                          "or \"triton_version\"");
+      throw Error(where +
+                  ": expected a batch size (a positive integer, as the tools write it) "
+                  "or \"triton_version\"");
     if (!value.is_object()) throw Error(where + ": expected a config object");
     Config config;  // its params sorted by name, as a Config keeps them: the JSON's order
     std::optional<std::int64_t> warps, stages;
@@ -263,8 +266,8 @@ InMemoryTable moe_table_from_files(std::span<const std::filesystem::path> paths,
     const MoeConfigFile file = moe_config_file_from_json(read_file(path), path.string());
     const std::string version = file.triton_version.value_or("");
     if (triton && *triton != version)
-      throw Error(path.string() + ": triton_version '" + version + "' differs from " +
-                  triton_from + "'s '" + *triton +
+      throw Error(path.string() + ": triton_version '" + version + "' differs from " + triton_from +
+                  "'s '" + *triton +
                   "' (configs tuned on other Triton versions go into tables of their own)");
     triton = version;
     triton_from = path.string();

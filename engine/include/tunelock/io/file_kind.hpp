@@ -20,14 +20,14 @@
 namespace tunelock {
 
 enum class FileKind {
-  unknown,     // none of the below: DetectedFile::problem says why
-  table,       // .tlb, or JSON {"arch", "kernels": {kernel: {key: config}}} (Megatron's too)
-  manifest,    // JSON {"configs": [...]} or {"kernels": {qualified: {"key", "configs": [...]}}}
-  record,      // JSON {arch: {qualified: {key: config}}} (Megatron's record layout)
-  timings,     // a record file's timing sidecar: .timings.tlrt, or JSON {"timings", ...}
-  choice_log,  // .tlcl, or JSON {"rank", "entries", "digest"}
-  audit,       // an audit run's JSON {"format_version", "rank", "device", "entries": [...]}
-  launches,    // a watched run's launch log: .launches.tlln, or JSON {"kernels": [...], "steps"}
+  unknown,      // none of the below: DetectedFile::problem says why
+  table,        // .tlb, or JSON {"arch", "kernels": {kernel: {key: config}}} (Megatron's too)
+  manifest,     // JSON {"configs": [...]} or {"kernels": {qualified: {"key", "configs": [...]}}}
+  record,       // JSON {arch: {qualified: {key: config}}} (Megatron's record layout)
+  timings,      // a record file's timing sidecar: .timings.tlrt, or JSON {"timings", ...}
+  choice_log,   // .tlcl, or JSON {"rank", "entries", "digest"}
+  audit,        // an audit run's JSON {"format_version", "rank", "device", "entries": [...]}
+  launches,     // a watched run's launch log: .launches.tlln, or JSON {"kernels": [...], "steps"}
   moe_configs,  // a fused-MoE config file (vLLM, SGLang): JSON {"<batch size>": {config}, ...}
 };
 
