@@ -27,9 +27,8 @@ import os
 import re
 import sys
 
-ENGINE_ROOMS = ("base", "io", "model", "tables", "logs", "decision", "records", "foreign",
-                "verify", "runtime")
-INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]')
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_layers import ROOMS as ENGINE_ROOMS, includes  # noqa: E402  (the engine's own check)
 
 # Per face: its folder, the faces' and device libraries' headers it must
 # not include, and the engine rooms it must not include.
@@ -81,13 +80,7 @@ def face_problems(project):
     for face, (folder, forbidden, rooms) in FACE_RULES.items():
         for path in source_files(os.path.join(project, folder)):
             shown = os.path.relpath(path, project)
-            with open(path, encoding="utf-8") as f:
-                lines = f.readlines()
-            for number, line in enumerate(lines, 1):
-                match = INCLUDE.match(line)
-                if not match:
-                    continue
-                target = match.group(2)
+            for number, _, target in includes(path):
                 where = f"{shown}:{number}"
                 if target in private:
                     found.append(f"{where}: the {face} includes the engine's private \"{target}\"; "

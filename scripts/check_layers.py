@@ -35,6 +35,15 @@ def engine_files(engine):
                     yield path, os.path.relpath(path, base), public
 
 
+def includes(path):
+    """(line number, bracket, target) of every #include of a source file."""
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            match = INCLUDE.match(line)
+            if match:
+                yield number, match.group(1), match.group(2)
+
+
 def problems(engine):
     found = []
     for path, relative, public in engine_files(engine):
@@ -43,13 +52,7 @@ def problems(engine):
         if room not in ORDER:
             found.append(f"{path}: not in a room (put it under one of {', '.join(ROOMS)})")
             continue
-        with open(path, encoding="utf-8") as f:
-            lines = f.readlines()
-        for number, line in enumerate(lines, 1):
-            match = INCLUDE.match(line)
-            if not match:
-                continue
-            bracket, target = match.groups()
+        for number, bracket, target in includes(path):
             where = f"{path}:{number}"
             if any(target.startswith(face) for face in FACES):
                 found.append(f"{where}: the engine includes a face or a device library ({target})")
