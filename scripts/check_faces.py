@@ -46,7 +46,7 @@ FACE_RULES = {
 # each other.
 PYTHON_ROOMS = [
     ("engine access", ["_introspection", "_native", "_arguments"]),
-    ("engine texts and step hooks", ["_hooks"]),
+    ("engine texts", ["_hooks"]),
     ("the driver", ["_driver"]),
     ("bits and runs", ["_bits"]),
     ("verification over a group", ["_roll_call", "distributed"]),

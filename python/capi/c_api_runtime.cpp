@@ -8,8 +8,6 @@
 #include "tunelock/decision/call_plan.hpp"
 #include "tunelock/decision/policy_sources.hpp"
 #include "tunelock/model/tuning_key.hpp"
-#include "tunelock/records/record_store.hpp"
-#include "tunelock/records/timing_json.hpp"
 #include "tunelock/runtime/runtime.hpp"
 #include "tunelock/tables/provenance_json.hpp"
 
@@ -31,25 +29,6 @@ Policy resolve(const char* pairs_json, int over_environment) {
     values.emplace_back(key, value.get<std::string>());
   }
   return policy_from_key_values(values, over_environment ? policy_from_environment(env) : Policy{});
-}
-
-// Per candidate {"config", "median_ms", "nondeterministic"?, "class"?}, as
-// tunelock_record and tunelock_audit_key take them.
-std::vector<CandidateTiming> timings_of(const char* timings_json) {
-  const json list = json_of(timings_json, "timings");
-  if (!list.is_array()) throw Error("timings: expected a JSON array");
-  std::vector<CandidateTiming> timings;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string where = "timings[" + std::to_string(i) + "]";
-    const json& item = list[i];
-    if (!item.is_object() || !item.contains("config"))
-      throw Error(where + ": expected {\"config\": ..., \"median_ms\": ...}");
-    CandidateTiming timing{signature(config_from_json(item["config"], where + ".config")),
-                           std::nullopt};
-    timing_fields_from_json(item, where, timing);
-    timings.push_back(std::move(timing));
-  }
-  return timings;
 }
 
 }  // namespace
@@ -126,87 +105,9 @@ int tunelock_tuning_key(const char* args_json, const char* dtypes_json, char** k
   });
 }
 
-int tunelock_pinned_choice(const char* arch, const char* module, const char* name, const char* key,
-                           const char* candidates_json, char** choice_json) {
-  return guarded([&] {
-    const std::vector<Config> candidates = configs_of(candidates_json);
-    const KernelId id{text_of(module, "module"), text_of(name, "name")};
-    Runtime& runtime = process_runtime();
-    const std::string arch_text = text_of(arch, "arch"), key_text = text_of(key, "key");
-    const Decision decision = runtime.pinned_decision(arch_text, id, key_text, candidates);
-    const Choice& choice = decision.choice;
-    runtime.log_choice(arch_text, id, key_text, candidates[choice.index], ChoiceOrigin::pinned);
-    json equivalent = json::array();  // what TUNELOCK_EQUIVALENT=timed may time in its place
-    if (runtime.policy()->times_equivalents()) equivalent = decision.equivalent;
-    put(choice_json, json{{"index", choice.index},
-                          {"signature", signature(candidates[choice.index])},
-                          {"reason", std::string(to_string(choice.reason))},
-                          {"equivalent", equivalent}}
-                         .dump());
-  });
-}
-
-int tunelock_note_bits_check(const char* module, const char* name, const char* key,
-                             const char* config_json, int repeated) {
-  return guarded([&] {
-    if (repeated < -1 || repeated > 1)
-      throw Error("repeated: expected 1 (same bits), 0 (changed) or -1 (nothing compared), got " +
-                  std::to_string(repeated));
-    const Config config = config_from_json(json_of(config_json, "config"), "config");
-    process_runtime().note_bits_check(
-        KernelId{text_of(module, "module"), text_of(name, "name")}, text_of(key, "key"), config,
-        repeated < 0 ? std::nullopt : std::optional<bool>(repeated == 1));
-  });
-}
-
 int tunelock_signature(const char* config_json, char** out) {
   return guarded(
       [&] { put(out, signature(config_from_json(json_of(config_json, "config"), "config"))); });
-}
-
-int tunelock_log_choice(const char* arch, const char* module, const char* name, const char* key,
-                        const char* config_json, int pinned, int* is_new) {
-  return guarded([&] {
-    const Config config = config_from_json(json_of(config_json, "config"), "config");
-    const bool added = process_runtime().log_choice(
-        text_of(arch, "arch"), KernelId{text_of(module, "module"), text_of(name, "name")},
-        text_of(key, "key"), config, pinned ? ChoiceOrigin::pinned : ChoiceOrigin::timed);
-    if (is_new) *is_new = added ? 1 : 0;
-  });
-}
-
-int tunelock_record(const char* arch, const char* qualified, const char* key,
-                    const char* winner_json, const char* timings_json) {
-  return guarded([&] {
-    const Config winner = config_from_json(json_of(winner_json, "winner"), "winner");
-    process_runtime().record(text_of(arch, "arch"), text_of(qualified, "qualified"),
-                             text_of(key, "key"), winner, timings_of(timings_json));
-  });
-}
-
-int tunelock_audit_key(const char* arch, const char* module, const char* name, const char* key,
-                       const char* candidates_json, int64_t launched, const char* timings_json,
-                       int repeated, int64_t* id) {
-  return guarded([&] {
-    if (repeated < -1 || repeated > 1)
-      throw Error("repeated: expected 1 (same bits), 0 (changed) or -1 (nothing compared), got " +
-                  std::to_string(repeated));
-    const std::vector<Config> candidates = configs_of(candidates_json);
-    if (launched < 0 || static_cast<std::size_t>(launched) >= candidates.size())
-      throw Error("launched: " + std::to_string(launched) + " is not a candidate index");
-    const KernelId kernel{text_of(module, "module"), text_of(name, "name")};
-    Runtime& runtime = process_runtime();
-    // The same decision the call made: the rules are a pure function. (The
-    // interception files its audits through tunelock_first_call, which
-    // hands the decision over; this entry serves callers of their own.)
-    const Decision decision =
-        runtime.pinned_decision(text_of(arch, "arch"), kernel, text_of(key, "key"), candidates);
-    const std::size_t entry =
-        runtime.audit_key(text_of(arch, "arch"), kernel, text_of(key, "key"), candidates, decision,
-                          static_cast<std::size_t>(launched), timings_of(timings_json),
-                          repeated < 0 ? std::nullopt : std::optional<bool>(repeated == 1));
-    if (id) *id = static_cast<int64_t>(entry);
-  });
 }
 
 int tunelock_autotune_configs(const char* configs_json, char** kept_json) {

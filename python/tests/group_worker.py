@@ -55,13 +55,13 @@ def check(name):
     return True
 
 
-tunelock.log_choice("sm90", "ops", "mm", "M=1", config, True)
+tunelock.first_call("sm90", "ops", "mm", "M=1", [config], 1, tunelock.NothingToRun())
 check("first")
 if os.environ.get("DIE_RANK") == str(rank):
     os._exit(0)
 check("empty")
 for i in range(100):
-    tunelock.log_choice("sm90", "ops", "mm", f"M={i + 2}", config, True)
+    tunelock.first_call("sm90", "ops", "mm", f"M={i + 2}", [config], 1, tunelock.NothingToRun())
 check("new keys")
 hub.close()
 sys.exit(0)

@@ -61,15 +61,15 @@ def checked(label):
 
 
 for m in range(10):
-    tunelock.log_choice("sm90", "ops", "mm", f"M={m}", config, True)
+    tunelock.first_call("sm90", "ops", "mm", f"M={m}", [config], 1, tunelock.NothingToRun())
 if over_ucx and rank == victim and moment != "after":
     kill_around("gather", 0 if moment == "before" else 2)
 checked("first check")
 if rank == victim and moment == "after" and over_ucx:
     die()
-tunelock.log_choice("sm90", "ops", "mm", "M=100", config, True)
+tunelock.first_call("sm90", "ops", "mm", "M=100", [config], 1, tunelock.NothingToRun())
 if rank == victim:
-    tunelock.log_choice("sm90", "stage", "head", "N=1", config, True)
+    tunelock.first_call("sm90", "stage", "head", "N=1", [config], 1, tunelock.NothingToRun())
     if not over_ucx and moment != "after":
         kill_around("all_reduce", 0 if moment == "before" else 1)
 checked("second check")

@@ -22,6 +22,24 @@ CHEAPEST, TABLED = 1, 0  # with no table the cheapest wins; the table below name
 INT64_MAX = 2 ** 63 - 1
 
 
+class Timed(tunelock.Runner):
+    """A runner whose candidates take these milliseconds."""
+
+    def __init__(self, *median_ms):
+        self.median_ms = median_ms
+
+    def time(self, index):
+        return self.median_ms[index]
+
+
+def first_call(arch="sm90", module="pkg", name="mm", key="M=1", candidates=CANDIDATES,
+               runner=None, **options):
+    """The driver's first call of one key, with these arguments."""
+    return tunelock.first_call(arch, module, name, key, candidates,
+                               len(candidates) if isinstance(candidates, list) else 2,
+                               runner or Timed(0.5, 0.7), **options)
+
+
 @pytest.fixture
 def table_file(tmp_path):
     path = tmp_path / "sm90.json"
@@ -32,9 +50,7 @@ def table_file(tmp_path):
 @pytest.fixture
 def record_file(tmp_path):
     tunelock.install(mode="record", record_path=str(tmp_path / "rec"))
-    tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0],
-                    [{"config": CANDIDATES[0], "median_ms": 0.5},
-                     {"config": CANDIDATES[1], "median_ms": 0.7}])
+    first_call()
     tunelock.flush()
     tunelock.install(mode="auto")
     return tmp_path / "rec.rank0.json"
@@ -90,10 +106,10 @@ def test_merge_and_report_take_one_record_path(tmp_path, record_file):
 def test_candidates_and_dtypes_of_the_wrong_shape_are_refused_or_taken_as_one():
     refused(TypeError, lambda: tunelock.choose("pkg.mm", "M=1", candidates="BLOCK_M=64"),
             "tunelock.choose: candidates: expected a list of configs")
-    refused(TypeError, lambda: tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", CANDIDATES[0]),
-            "tunelock.pinned_choice: candidates: expected a list of configs", "got dict")
-    refused(TypeError, lambda: tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", [CANDIDATES[0], 3]),
-            "tunelock.pinned_choice: candidates[1]: expected a config dict or a triton.Config")
+    refused(TypeError, lambda: first_call(candidates=CANDIDATES[0]),
+            "tunelock.first_call: candidates: expected a list of configs", "got dict")
+    refused(TypeError, lambda: first_call(candidates=[CANDIDATES[0], 3]),
+            "tunelock.first_call: candidates[1]: expected a config dict or a triton.Config")
     refused(TypeError, lambda: tunelock.choose("pkg.mm", "M=1", candidates=CANDIDATES,
                                                candidates_file="c.json"),
             "tunelock.choose: candidates, candidates_file: give one, not both")
@@ -119,15 +135,11 @@ def _nul_calls(tmp_path):
         (lambda: tunelock.tuning_key([("M", 1)], [NUL]), "tuning_key", "dtypes[0]"),
         (lambda: tunelock.observes(NUL, "mm"), "observes", "module"),
         (lambda: tunelock.observes("pkg", NUL), "observes", "name"),
-        (lambda: tunelock.pinned_choice("sm90", NUL, "mm", "M=1", CANDIDATES), "pinned_choice", "module"),
-        (lambda: tunelock.pinned_choice("sm90", "pkg", NUL, "M=1", CANDIDATES), "pinned_choice", "name"),
-        (lambda: tunelock.pinned_choice("sm90", "pkg", "mm", "M=1\0M=2", CANDIDATES), "pinned_choice", "key"),
-        (lambda: tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", [{"kwargs": {NUL: 1}}]),
-         "pinned_choice", "candidates[0].kwargs"),
-        (lambda: tunelock.log_choice("sm90", "pkg", "mm", NUL, CANDIDATES[0], True), "log_choice", "key"),
-        (lambda: tunelock.record("sm90", NUL, "M=1", CANDIDATES[0], []), "record", "qualified"),
-        (lambda: tunelock.record("sm90", "pkg.mm", NUL, CANDIDATES[0], []), "record", "key"),
-        (lambda: tunelock.note_bits_check("pkg", "mm", NUL, CANDIDATES[0], True), "note_bits_check", "key"),
+        (lambda: first_call(module=NUL), "first_call", "module"),
+        (lambda: first_call(name=NUL), "first_call", "name"),
+        (lambda: first_call(key="M=1\0M=2"), "first_call", "key"),
+        (lambda: first_call(candidates=[{"kwargs": {NUL: 1}}]), "first_call", "candidates[0].kwargs"),
+        (lambda: first_call(identity=NUL), "first_call", "identity"),
         (lambda: tunelock.signature({"kwargs": {"A": 1}, "num_warps": 4, "num_stages": 2,
                                      "ir_override": NUL}), "signature", "config.ir_override"),
         (lambda: tunelock.set_device(device_name=NUL), "set_device", "device_name"),
@@ -166,9 +178,9 @@ def test_a_nul_byte_in_any_string_argument_is_refused_naming_it(tmp_path):
 
 def test_two_keys_that_differ_after_a_nul_byte_never_become_one():
     tunelock.install(mode="pinned")
-    tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", CANDIDATES)
-    refused(ValueError, lambda: tunelock.pinned_choice("sm90", "pkg", "mm", "M=1\0|N=2", CANDIDATES),
-            "tunelock.pinned_choice: key: contains a NUL byte")
+    first_call(runner=tunelock.NothingToRun())
+    refused(ValueError, lambda: first_call(key="M=1\0|N=2", runner=tunelock.NothingToRun()),
+            "tunelock.first_call: key: contains a NUL byte")
     assert list(tunelock.choice_log()) == ["sm90|pkg.mm|M=1"]
 
 
@@ -232,18 +244,12 @@ class Index:
      "tunelock.choose: rank: expected an integer, got bool"),
     (lambda: tunelock.signature({"kwargs": {"A": 2 ** 64 - 1}, "num_warps": 4, "num_stages": 2}),
      ValueError, "tunelock.signature: config.kwargs.A: 18446744073709551615 is out of range"),
-    (lambda: tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0],
-                             [{"config": CANDIDATES[0], "median_ms": 1.0, "class": 2 ** 64 - 1}]),
-     ValueError, "tunelock.record: timings[0].class: 18446744073709551615 is out of range; allowed 0 to"),
-    (lambda: tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0],
-                             [{"config": CANDIDATES[0], "median_ms": 1.0, "class": True}]),
-     TypeError, "tunelock.record: timings[0].class: expected an integer, got bool"),
-    (lambda: tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0],
-                             [{"config": CANDIDATES[0], "median_ms": -1.0}]),
-     ValueError, "tunelock.record: timings[0].median_ms: -1.0 is not a non-negative finite number"),
-    (lambda: tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0],
-                             [{"config": CANDIDATES[0], "median_ms": float("inf")}]),
-     ValueError, "tunelock.record: timings[0].median_ms: inf is not"),
+    (lambda: first_call(own_default=2), ValueError,
+     "tunelock.first_call: own_default: 2 is out of range; allowed 0 to 1"),
+    (lambda: first_call(own_default=True), TypeError,
+     "tunelock.first_call: own_default: expected an integer, got bool"),
+    (lambda: tunelock.first_call("sm90", "pkg", "mm", "M=1", CANDIDATES, -1, Timed(1, 2)), ValueError,
+     "tunelock.first_call: config_count: -1 is out of range"),
     (lambda: tunelock.signature({"kwargs": {"A": float("nan")}, "num_warps": 4, "num_stages": 2}),
      ValueError, "tunelock.signature: config.kwargs.A: nan is not a finite number"),
     (lambda: tunelock.Policy(verify_every=2 ** 64), tunelock.TunelockError,
@@ -273,20 +279,20 @@ def test_set_device_refuses_a_negative_sm_count():
             "tunelock.set_device: sm_count: -5 is out of range; allowed 0 to 9223372036854775807")
 
 
-@pytest.mark.parametrize("arch, qualified, key, expected", [
-    ("", "", "", "tunelock.record: arch: '' is not an architecture tag"),
-    ("sm90", "", "M=1", "tunelock.record: qualified: empty kernel name"),
-    ("sm90", "pkg.mm", "", "tunelock.record: key: empty key"),
-    ("sm 90", "pkg.mm", "M=1", "tunelock.record: arch: 'sm 90' is not an architecture tag"),
-    ("../sm90", "pkg.mm", "M=1", "tunelock.record: arch: '../sm90' is not an architecture tag"),
-    ("s" * 65, "pkg.mm", "M=1", "is not an architecture tag"),
+@pytest.mark.parametrize("arch, name, key, expected", [
+    ("", "", "", "tunelock.first_call: arch: '' is not an architecture tag"),
+    ("sm90", "", "M=1", "tunelock.first_call: name: empty kernel name"),
+    ("sm90", "mm", "", "tunelock.first_call: key: empty key"),
+    ("sm 90", "mm", "M=1", "tunelock.first_call: arch: 'sm 90' is not an architecture tag"),
+    ("../sm90", "mm", "M=1", "tunelock.first_call: arch: '../sm90' is not an architecture tag"),
+    ("s" * 65, "mm", "M=1", "is not an architecture tag"),
 ])
-def test_record_refuses_what_merge_would_refuse_and_keeps_the_recording(tmp_path, arch, qualified,
+def test_record_refuses_what_merge_would_refuse_and_keeps_the_recording(tmp_path, arch, name,
                                                                          key, expected):
     tunelock.install(mode="record", record_path=str(tmp_path / "rec"))
     tunelock.set_device("H200", 132, "", "12.8")
-    refused(ValueError, lambda: tunelock.record(arch, qualified, key, CANDIDATES[0], []), expected)
-    tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0], [{"config": CANDIDATES[0], "median_ms": 0.5}])
+    refused(ValueError, lambda: first_call(arch=arch, name=name, key=key), expected)
+    first_call()
     tunelock.flush()
     merged = tunelock.merge([tmp_path / "rec.rank0.json"], tmp_path / "sm90.json")
     assert (merged["arch"], merged["entries"]) == ("sm90", 1)
@@ -294,12 +300,9 @@ def test_record_refuses_what_merge_would_refuse_and_keeps_the_recording(tmp_path
 
 
 @pytest.mark.parametrize("call, expected", [
-    (lambda: tunelock.pinned_choice("", "pkg", "mm", "M=1", CANDIDATES),
-     "tunelock.pinned_choice: arch: '' is not an architecture tag"),
-    (lambda: tunelock.pinned_choice("sm90", "pkg", "", "M=1", CANDIDATES),
-     "tunelock.pinned_choice: name: empty kernel name"),
-    (lambda: tunelock.log_choice("sm90|x", "pkg", "mm", "M=1", CANDIDATES[0], False),
-     "tunelock.log_choice: arch: 'sm90|x' is not an architecture tag"),
+    (lambda: first_call(arch=""), "tunelock.first_call: arch: '' is not an architecture tag"),
+    (lambda: first_call(name=""), "tunelock.first_call: name: empty kernel name"),
+    (lambda: first_call(arch="sm90|x"), "tunelock.first_call: arch: 'sm90|x' is not an architecture tag"),
     (lambda: tunelock.choose("", "M=1", candidates=CANDIDATES), "tunelock.choose: kernel: empty kernel name"),
     (lambda: tunelock.choose("pkg.mm", "M=1", candidates=CANDIDATES, arch="sm/90"),
      "tunelock.choose: arch: 'sm/90' is not an architecture tag"),
@@ -341,7 +344,7 @@ def test_pathlike_outputs_work(tmp_path, record_file):
     tunelock.convert_table(tmp_path / "sm90.tlb", tmp_path / "back.json")
     assert tunelock.file_kind(tmp_path / "back.json").kind == "table"
     tunelock.install(mode="pinned")
-    tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", CANDIDATES)
+    first_call(runner=tunelock.NothingToRun())
     tunelock.flush(tmp_path / "log")
     assert tunelock.file_kind(tmp_path / "log.rank0.json").kind == "choice_log"
 
@@ -353,42 +356,20 @@ def test_pathlike_outputs_work(tmp_path, record_file):
     (lambda: tunelock.set_device(device_name=5), TypeError,
      "tunelock.set_device: device_name: expected a string, got int"),
     (lambda: tunelock.set_device(driver_version=None), TypeError, "tunelock.set_device: driver_version"),
-    (lambda: tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0],
-                             [{"config": CANDIDATES[0], "median_ms": 1.0, "nondeterministic": "x"}]),
-     TypeError, "tunelock.record: timings[0].nondeterministic: expected True or False, got str"),
-    (lambda: tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0],
-                             [{"config": CANDIDATES[0], "median_ms": "fast"}]),
-     TypeError, "tunelock.record: timings[0].median_ms: expected a number or None, got str"),
-    (lambda: tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0],
-                             [{"config": CANDIDATES[0], "median": 1.0}]),
-     ValueError, "tunelock.record: timings[0]: unknown field 'median'"),
-    (lambda: tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0], [{"median_ms": 1.0}]),
-     ValueError, "tunelock.record: timings[0]: config: missing"),
-    (lambda: tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0], [CANDIDATES[0]["kwargs"], 3]),
-     ValueError, "tunelock.record: timings[0]: unknown field"),
-    (lambda: tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0], {"config": CANDIDATES[0]}),
-     TypeError, "tunelock.record: timings: expected a list"),
-    (lambda: tunelock.record("sm90", "pkg.mm", "M=1", "BLOCK_M=64", []),
-     TypeError, "tunelock.record: winner: expected a config dict or a triton.Config, got str"),
-    (lambda: tunelock.record("sm90", "pkg.mm", "M=1", {"kwargs": {"A": 1}, "num_warps": object()}, []),
-     TypeError, "tunelock.record: winner.num_warps: expected JSON data"),
-    (lambda: tunelock.record("sm90", "pkg.mm", "M=1", {"kwargs": {1: 64}}, []),
-     TypeError, "tunelock.record: winner.kwargs: expected string keys, got int"),
+    (lambda: first_call(candidates="BLOCK_M=64"), TypeError,
+     "tunelock.first_call: candidates: expected a list of configs (dicts or triton.Configs), got str"),
+    (lambda: first_call(candidates=[{"kwargs": {"A": 1}, "num_warps": object()}]), TypeError,
+     "tunelock.first_call: candidates[0].num_warps: expected JSON data"),
+    (lambda: first_call(candidates=[{"kwargs": {1: 64}}]), TypeError,
+     "tunelock.first_call: candidates[0].kwargs: expected string keys, got int"),
+    (lambda: first_call(runner=object()), TypeError,
+     "tunelock.first_call: runner: object has no time()"),
     (lambda: tunelock.signature({"kwargs": {"A": 1}, "num_warps": "4", "num_stages": 2}),
      tunelock.TunelockError, "config.num_warps: expected an integer"),
     (lambda: tunelock.signature(42), TypeError, "tunelock.signature: config: expected a config dict"),
-    (lambda: tunelock.log_choice("sm90", "pkg", "mm", "M=1", [1], True), TypeError,
-     "tunelock.log_choice: config: expected a config dict"),
-    (lambda: tunelock.log_choice("sm90", "pkg", "mm", "M=1", CANDIDATES[0], "yes"), TypeError,
-     "tunelock.log_choice: pinned: expected True or False, got str"),
-    (lambda: tunelock.note_bits_check("pkg", "mm", "M=1", CANDIDATES[0], "same"), TypeError,
-     "tunelock.note_bits_check: repeated: expected True, False or None, got str"),
-    (lambda: tunelock.note_bits_check("pkg", "mm", "M=1", {"kwargs": []}, True),
-     tunelock.TunelockError, "config.kwargs: expected an object"),
-    (lambda: tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", [{"kwargs": {"A": "x"}}]),
+    (lambda: first_call(candidates=[{"kwargs": {"A": "x"}}]),
      tunelock.TunelockError, "candidates[0].kwargs.A: expected an integer"),
-    (lambda: tunelock.pinned_choice(90, "pkg", "mm", "M=1", CANDIDATES), TypeError,
-     "tunelock.pinned_choice: arch: expected a string, got int"),
+    (lambda: first_call(arch=90), TypeError, "tunelock.first_call: arch: expected a string, got int"),
     (lambda: tunelock.tuning_key([("M", 1)], [None, 3.5]), None, None),  # str(dtype): accepted
     (lambda: tunelock.tuning_key([(1, 1)]), TypeError,
      "tunelock.tuning_key: key_args[0][0]: expected a string, got int"),
@@ -433,12 +414,10 @@ def test_any_json_exception_text_left_in_an_engine_message_is_rewritten():
     with pytest.raises(tunelock.TunelockError) as error:
         _native.check(status, "tunelock.set_device: device_name")
     assert str(error.value) == "device.device_name: expected a string, got number 5"
-    status = _native.lib.tunelock_record(
-        b"sm90", b"pkg.mm", b"M=1", json.dumps(CANDIDATES[0]).encode(),
-        json.dumps([{"config": CANDIDATES[0], "nondeterministic": "x"}]).encode())
+    status = _native.lib.tunelock_autotune_configs(b'[{"kwargs": {"A": "x"}}]', None)
     with pytest.raises(tunelock.TunelockError) as error:
-        _native.check(status, "tunelock.record: timings")
-    assert str(error.value) == 'timings[0].nondeterministic: expected true or false, got string "x"'
+        _native.check(status, "tunelock.autotune_configs")
+    assert str(error.value) == 'candidates[0].kwargs.A: expected an integer, got string "x"'
     # A message that still carries the tag (the JSON library's parse errors)
     # is rewritten and prefixed with the function and argument.
     rewritten = _native.engine_message(
@@ -455,10 +434,11 @@ def test_triton_configs_and_dicts_cross_alike():
     assert tunelock.signature(live[1]) == tunelock.signature(CANDIDATES[1])
     assert tunelock.choose("pkg.mm", "M=1", candidates=live).index == CHEAPEST
     tunelock.install(mode="pinned")
-    assert tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", tuple(live)).index == CHEAPEST
-    assert tunelock.log_choice("sm90", "pkg", "mm", "M=2", live[0], 1) is True
-    tunelock.note_bits_check("pkg", "mm", "M=1", live[1], None)
-    tunelock.note_bits_check("pkg", "mm", "M=1", CANDIDATES[1], True)
+    assert first_call(candidates=tuple(live), runner=tunelock.NothingToRun()).launched == CHEAPEST
+    # on_miss min_cost takes the kernel's own default, given as any integer type
+    assert first_call(key="M=3", candidates=tuple(live), runner=tunelock.NothingToRun(),
+                      own_default=Index(0)).launched == 0
+    assert first_call(key="M=2", candidates=live[:1], runner=tunelock.NothingToRun()).launched == 0
 
 
 def test_policy_fields_in_every_form_still_resolve(tmp_path):

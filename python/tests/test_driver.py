@@ -1,19 +1,16 @@
 """The driver as the one public way in for a face: a runner of one's own
 through tunelock.first_call, the Plan a face reads instead of names, the
-adapter registry behind tunelock.install(), and the step hooks that say
-they are deprecated."""
+adapter registry behind tunelock.install(), and the step hooks retired."""
 import json
 import logging
 import os
 import subprocess
 import sys
-import warnings
 
 import pytest
 
 import tunelock
 import tunelock._adapters as adapters
-import tunelock._hooks as hooks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CANDIDATES = [
@@ -151,13 +148,16 @@ def test_install_says_once_when_no_adapter_library_is_importable(monkeypatch, ca
     assert tunelock.installed_policy().mode == "pinned"
 
 
-def test_the_step_hooks_say_once_that_they_are_deprecated(monkeypatch):
-    monkeypatch.setattr(hooks, "_said_deprecated", set())
+def test_the_driver_is_the_only_way_in_and_names_its_bad_arguments():
+    """The step hooks that told a first call in parts are retired, in Python
+    and in the C ABI; the driver checks what they used to check."""
+    for retired in ("pinned_choice", "log_choice", "record", "audit_key", "note_bits_check"):
+        assert not hasattr(tunelock, retired) and retired not in tunelock.__all__
+        assert not hasattr(tunelock._native.lib, f"tunelock_{retired}")
     tunelock.install(mode="pinned")
-    with pytest.warns(DeprecationWarning, match=r"tunelock\.log_choice is a deprecated step "
-                                                r"hook: hand the first call to "
-                                                r"tunelock\.first_call"):
-        tunelock.log_choice("sm90", "face", "mm", "M=1", CANDIDATES[0], True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        tunelock.log_choice("sm90", "face", "mm", "M=2", CANDIDATES[0], True)  # said already
+    with pytest.raises(ValueError, match=r"tunelock\.first_call: arch: 'sm 90' is not an "
+                                         r"architecture tag"):
+        tunelock.first_call("sm 90", "face", "mm", "M=1", CANDIDATES, 2, tunelock.NothingToRun())
+    with pytest.raises(TypeError, match=r"tunelock\.first_call: runner: int has no time\(\)"):
+        tunelock.first_call("sm90", "face", "mm", "M=1", CANDIDATES, 2, 5)
+    assert tunelock.choice_log() == {}  # nothing was decided or logged

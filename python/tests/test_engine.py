@@ -16,6 +16,29 @@ CANDIDATES = [
 ]
 
 
+class Timed(tunelock.Runner):
+    """A runner whose candidates take these milliseconds and, with `runs`,
+    whose successive runs of candidate i name their bits runs[i][0], [1], ..."""
+
+    def __init__(self, *median_ms, runs=None):
+        self.median_ms, self.runs = median_ms, runs
+        self.has_outputs = runs is not None
+        self.ran = [0] * len(median_ms)
+
+    def time(self, index):
+        return self.median_ms[index]
+
+    def run_outputs(self, index):
+        bits = self.runs[index][min(self.ran[index], len(self.runs[index]) - 1)]
+        self.ran[index] += 1
+        return bits.encode()
+
+
+def first_call(runner, key="M=1"):
+    """The driver's first call of pkg.mm at `key` over CANDIDATES."""
+    return tunelock.first_call("sm90", "pkg", "mm", key, CANDIDATES, len(CANDIDATES), runner)
+
+
 def test_policy_from_keywords_is_validated_and_resolved_by_the_engine():
     policy = tunelock.Policy(mode="pinned", block_sizes={"BLOCK_M": 64}, modules=["a.b", "c"])
     assert policy.mode == "pinned"
@@ -117,10 +140,10 @@ def test_file_kind_tells_each_file_as_the_engine_does(tmp_path):
     manifest.write_text(json.dumps({"kernels": {"pkg.mm": {"key": ["M"], "configs": CANDIDATES}}}))
     assert tunelock.file_kind(manifest).kind == "manifest"
     tunelock.install(mode="pinned")
-    tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", CANDIDATES)
+    first_call(tunelock.NothingToRun())
     tunelock.flush(str(tmp_path / "log"))
     tunelock.install(mode="record", record_path=str(tmp_path / "rec"))
-    tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0], [{"config": CANDIDATES[0], "median_ms": 0.5}])
+    first_call(Timed(0.5, 0.7))
     tunelock.flush()
     assert tunelock.file_kind(tmp_path / "rec.rank0.json").kind == "record"
     assert tunelock.file_kind(tmp_path / "rec.rank0.timings.json").kind == "timings"
@@ -136,9 +159,9 @@ def test_file_kind_tells_each_file_as_the_engine_does(tmp_path):
 
 def test_pinned_choices_are_logged_once_and_digested(tmp_path):
     tunelock.install(mode="pinned")
-    first = tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", CANDIDATES)
-    again = tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", CANDIDATES)
-    assert first == again and first.reason == "min_cost"
+    first = first_call(tunelock.NothingToRun())
+    again = first_call(tunelock.NothingToRun())
+    assert first == again and first.reason == "min_cost" and first.plan == "pinned"
     assert tunelock.choice_log() == {"sm90|pkg.mm|M=1": "BLOCK_M=64,BLOCK_N=64;warps=4;stages=2;pinned"}
     digest = tunelock.choice_digest()
     assert len(digest) == 32
@@ -149,9 +172,8 @@ def test_pinned_choices_are_logged_once_and_digested(tmp_path):
 
 def test_record_merge_and_report_as_the_cli_does(tmp_path):
     tunelock.install(mode="record", record_path=str(tmp_path / "rec"))
-    timings = [{"config": CANDIDATES[0], "median_ms": 0.5},
-               {"config": CANDIDATES[1], "median_ms": 0.7, "nondeterministic": True}]
-    tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[0], timings)
+    # The second candidate's two runs differ: flagged nondeterministic.
+    first_call(Timed(0.5, 0.7, runs=[["1", "1"], ["2", "3"]]))
     tunelock.flush()
     records = [str(tmp_path / "rec.rank0.json")]
     merged = tunelock.merge(records, str(tmp_path / "sm90.json"))
@@ -168,9 +190,7 @@ def test_merge_and_report_take_a_directory_of_records_as_the_cli_does(tmp_path):
     (tmp_path / "rec").mkdir()
     for rank, winner in ((0, 0), (1, 0), (2, 1)):
         tunelock.install(mode="record", record_path=str(tmp_path / "run"))
-        timings = [{"config": CANDIDATES[0], "median_ms": 0.5 + winner},
-                   {"config": CANDIDATES[1], "median_ms": 1.0 - winner * 0.9}]
-        tunelock.record("sm90", "pkg.mm", "M=1", CANDIDATES[winner], timings)
+        first_call(Timed(0.5 + winner, 1.0 - winner * 0.9))
         tunelock.flush()
         # One process plays every rank: the sidecar's own rank is left out,
         # so the reader takes each rank from its file's name.
@@ -190,7 +210,7 @@ def test_merge_and_report_take_a_directory_of_records_as_the_cli_does(tmp_path):
 
 def test_verify_alone_agrees_and_maybe_verify_follows_the_cadence():
     tunelock.install(mode="pinned", verify_every=2)
-    tunelock.pinned_choice("sm90", "pkg", "mm", "M=1", CANDIDATES)
+    first_call(tunelock.NothingToRun())
     assert tunelock.maybe_verify(1) is None
     assert tunelock.maybe_verify(2) is True
 

@@ -41,8 +41,9 @@ tuner, _, _ = make_autotuner(seed=dist.get_rank())
 tuner.run(Tensor(mixed_values(1024)), Tensor([0.0]), 1024)
 # A pipeline stage's own kernel: one rank logs a key the others never see.
 if os.environ.get("EXTRA_KEY_RANK") == str(dist.get_rank()):
-    tunelock.log_choice("sm90", "stage", "head", "N=1",
-                        {"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2}, True)
+    tunelock.first_call("sm90", "stage", "head", "N=1",
+                        [{"kwargs": {"BLOCK": 64}, "num_warps": 4, "num_stages": 2}], 1,
+                        tunelock.NothingToRun())
 # With VERIFY_GROUP ("1,2"), the checks run in that subgroup only; with
 # DIE_RANK, that rank exits after the first check, so the second names it.
 members = [int(r) for r in os.environ["VERIFY_GROUP"].split(",")] if os.environ.get(
@@ -60,8 +61,9 @@ try:
         print(f"rank {rank}: verify again -> {tunelock.verify(group=group)}", flush=True)
         print(f"rank {rank}: empty check collectives {calls}", flush=True)
         calls.clear()
-        tunelock.log_choice("sm90", "later", "kernel", "N=2",
-                            {"kwargs": {"BLOCK": 32}, "num_warps": 4, "num_stages": 2}, True)
+        tunelock.first_call("sm90", "later", "kernel", "N=2",
+                            [{"kwargs": {"BLOCK": 32}, "num_warps": 4, "num_stages": 2}], 1,
+                            tunelock.NothingToRun())
         print(f"rank {rank}: verify new -> {tunelock.verify(group=group)}", flush=True)
         print(f"rank {rank}: new key check collectives {calls}", flush=True)
 except tunelock.TunelockError as error:

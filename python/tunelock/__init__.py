@@ -12,8 +12,8 @@ the engine with the same messages.
 
 The package's rooms, each importing only those before it
 (scripts/check_layers.py checks it): the engine's C ABI (`_native`) and
-argument checks (`_arguments`, `_introspection`); the engine's texts and
-the deprecated step hooks (`_hooks`); the driver, the one way in for a
+argument checks (`_arguments`, `_introspection`); the engine's texts
+(`_hooks`); the driver, the one way in for a
 face (`_driver`: `first_call`, `Runner`, `Plan`); bits and runs (`_bits`);
 verification over a process group (`distributed`, `_roll_call`); the user
 API (`_api`: policy, verify, outputs); the offline tools (`_offline`); the
@@ -25,8 +25,7 @@ from . import watch
 from ._adapters import install
 from ._api import (Policy, choice_digest, choice_log, flush, installed_policy, maybe_verify,
                    observes, verify, version)
-from ._hooks import (Choice, Config, audit_key, autotune_configs, log_choice, note_bits_check,
-                     pinned_choice, record, set_device, signature, tuning_key)
+from ._hooks import Choice, Config, autotune_configs, set_device, signature, tuning_key
 from ._native import TunelockError
 from ._offline import (FileKind, audit, choose, convert_table, coverage, export_files, file_kind,
                        import_files, merge, report, table)
@@ -49,10 +48,8 @@ __all__ = [
     # the driver: the one way in for a face
     "first_call", "Runner", "NothingToRun", "Plan", "FirstCall", "call_plan", "count_audited_call",
     "Config", "tuning_key", "signature", "set_device", "autotune_configs",
-    # the deprecated step hooks (the driver does each of them)
-    "Choice", "pinned_choice", "log_choice", "record", "audit_key", "note_bits_check",
     # the offline tools
-    "FileKind", "choose", "merge", "report", "audit", "coverage", "file_kind", "table",
+    "Choice", "FileKind", "choose", "merge", "report", "audit", "coverage", "file_kind", "table",
     "convert_table", "import_files", "export_files",
     # the launch watch
     "watch",

@@ -24,14 +24,11 @@ PathArgument = Union[str, "os.PathLike[str]"]
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 MAX_RANK = 2 ** 30  # the engine's bound on every rank field
-MAX_BIT_CLASS = 2 ** 30  # the engine's bound on a timing's "class"
 _MAX_JSON_DEPTH = 64  # the engine refuses deeper nesting
 
 # What check_arch_name accepts: arch tags name files (`sm90.json`).
 _ARCH = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
-# The keys of one timing that tunelock_record reads.
-TIMING_FIELDS = ("config", "median_ms", "nondeterministic", "class")
 
 
 def where(function: str, argument: str) -> str:
@@ -227,42 +224,6 @@ def configs(function: str, argument: str, value: Any) -> List[dict]:
     """A list of configs (dicts or triton.Configs)."""
     items = list_items(function, argument, value, "a list of configs (dicts or triton.Configs)")
     return [config(function, f"{argument}[{index}]", item) for index, item in enumerate(items)]
-
-
-def timings(function: str, argument: str, value: Any) -> List[dict]:
-    """Record timings: [{"config": ..., "median_ms": x or None,
-    "nondeterministic": bool?, "class": int?}, ...], as tunelock_record reads them."""
-    out = []
-    items = list_items(function, argument, value, 'a list of {"config": ..., "median_ms": ...}')
-    for index, item in enumerate(items):
-        at = f"{argument}[{index}]"
-        if not isinstance(item, Mapping):
-            raise _wrong_type(function, at, '{"config": ..., "median_ms": ...}', item)
-        unknown = [name for name in item if name not in TIMING_FIELDS]
-        if unknown:
-            raise ValueError(f"{where(function, at)}: unknown field {unknown[0]!r}; known: "
-                             + ", ".join(TIMING_FIELDS))
-        if "config" not in item:
-            raise ValueError(f"{where(function, at)}: config: missing")
-        timing = {"config": config(function, f"{at}.config", item["config"])}
-        median = item.get("median_ms")
-        if median is not None:
-            if isinstance(median, bool) or not isinstance(median, (int, float)):
-                raise _wrong_type(function, f"{at}.median_ms", "a number or None", median)
-            if not (math.isfinite(median) and median >= 0):
-                raise ValueError(f"{where(function, at + '.median_ms')}: {median} is not a "
-                                 "non-negative finite number (None for a config that failed)")
-            median = float(median)
-        timing["median_ms"] = median
-        if "nondeterministic" in item:
-            if not isinstance(item["nondeterministic"], bool):
-                raise _wrong_type(function, f"{at}.nondeterministic", "True or False",
-                                  item["nondeterministic"])
-            timing["nondeterministic"] = item["nondeterministic"]
-        if "class" in item and item["class"] is not None:
-            timing["class"] = integer(function, f"{at}.class", item["class"], 0, MAX_BIT_CLASS)
-        out.append(timing)
-    return out
 
 
 def key_arguments(function: str, argument: str, value: Any) -> List[Tuple[str, Union[bool, int, str]]]:

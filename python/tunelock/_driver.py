@@ -198,10 +198,25 @@ def first_call(arch, module, name, key, candidates, config_count, runner, own_de
     (on_miss min_cost takes it; chaos keeps it for a choice made while
     compiling), `identity` the kernel's code ("triton:<hash>"; None when
     unknown), recorded and compared with the table's."""
+    function = "first_call"
+    arch = arguments.arch(function, "arch", arch)
+    module = arguments.text(function, "module", module)
+    name = arguments.kernel_name(function, "name", name)
+    key = arguments.key(function, "key", key)
+    candidates = arguments.configs(function, "candidates", candidates)
+    config_count = arguments.integer(function, "config_count", config_count, 0)
+    if own_default is not None:
+        own_default = arguments.integer(function, "own_default", own_default, 0,
+                                        max(len(candidates) - 1, 0))
+    identity = arguments.optional_text(function, "identity", identity)
+    for member in ("time", "run_outputs", "use_second_input", "put_back"):
+        if not callable(getattr(runner, member, None)):
+            raise TypeError(f"tunelock.first_call: runner: {type(runner).__name__} has no "
+                            f"{member}(); a runner has the members of tunelock.Runner")
     callbacks = _Callbacks(runner)
     answer = call_json("tunelock_first_call", encode(arch), encode(module), encode(name),
-                       encode(key), encode(json.dumps(candidates)), int(config_count),
-                       -1 if own_default is None else int(own_default), encode(identity or ""),
-                       ctypes.byref(callbacks.struct), where="tunelock first call")
+                       encode(key), encode(json.dumps(candidates)), config_count,
+                       -1 if own_default is None else own_default, encode(identity or ""),
+                       ctypes.byref(callbacks.struct), where="tunelock.first_call")
     return FirstCall(Plan(answer["plan"]), answer["launched"], answer.get("reason"),
                      answer["audit_id"], answer["timed"], answer["provisional"])

@@ -1,16 +1,9 @@
-"""The engine's texts for keys and configs, the device, Megatron's
-`autotune_configs`, and the deprecated step hooks.
-
-The step hooks (`pinned_choice`, `log_choice`, `record`, `audit_key`,
-`note_bits_check`) are the parts of a first call, one by one, from before
-the driver. A face hands its first call to `tunelock.first_call`, which
-does each of them itself and tells them in one story; they stay for
-callers of their own and say so once each (DeprecationWarning). Every rule
-behind them is the engine's (through the C ABI); these check their
-arguments and name them."""
-import ctypes
+"""The engine's texts for keys and configs, the device, and Megatron's
+`autotune_configs`. Every rule behind them is the engine's (through the C
+ABI); these check their arguments and name them. (A first call goes to
+the driver, `tunelock.first_call`: the step hooks that told it in parts
+are retired.)"""
 import json
-import warnings
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -18,8 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from . import _arguments as arguments
 from ._native import call_json, call_text, check, encode, lib
 
-Choice = namedtuple("Choice", ["index", "signature", "reason", "explanation", "equivalent"],
-                    defaults=[None, ()])
+Choice = namedtuple("Choice", ["index", "signature", "reason", "explanation"])
 
 Config = Union[Dict[str, Any], Any]  # a config dict (Megatron's form) or a triton.Config
 
@@ -34,71 +26,6 @@ def tuning_key(key_args: Union[Iterable[Tuple[str, Any]], Mapping[str, Any]],
                      encode(json.dumps(dtype_texts)), where="tunelock.tuning_key: key_args or dtypes")
 
 
-_said_deprecated = set()
-
-
-def _deprecated(function: str) -> None:
-    if function not in _said_deprecated:
-        _said_deprecated.add(function)
-        warnings.warn(f"tunelock.{function} is a deprecated step hook: hand the first call to "
-                      "tunelock.first_call (the driver), which decides, checks bits, logs, "
-                      "records and audits in one story", DeprecationWarning, stacklevel=3)
-
-
-def _kernel_call(function: str, arch: str, module: str, name: str,
-                 key: str) -> Tuple[bytes, bytes, bytes, bytes]:
-    """The arch, module, kernel name and key of one call, checked and encoded
-    for the C ABI, as pinned_choice and log_choice take them."""
-    return (encode(arguments.arch(function, "arch", arch)),
-            encode(arguments.text(function, "module", module)),
-            encode(arguments.kernel_name(function, "name", name)),
-            encode(arguments.text(function, "key", key)))
-
-
-def pinned_choice(arch: str, module: str, name: str, key: str,
-                  candidates: Sequence[Config]) -> Choice:
-    """The timing-free choice under the installed policy, logged as pinned."""
-    function = "pinned_choice"
-    _deprecated(function)
-    call = _kernel_call(function, arch, module, name, key)
-    configs = arguments.configs(function, "candidates", candidates)
-    result = call_json("tunelock_pinned_choice", *call, encode(json.dumps(configs)),
-                       where="tunelock.pinned_choice: candidates")
-    return Choice(result["index"], result["signature"], result["reason"],
-                  equivalent=tuple(result.get("equivalent", ())))
-
-
-def log_choice(arch: str, module: str, name: str, key: str, config: Config, pinned: bool) -> bool:
-    function = "log_choice"
-    _deprecated(function)
-    call = _kernel_call(function, arch, module, name, key)
-    config = arguments.config(function, "config", config)
-    pinned = arguments.flag(function, "pinned", pinned)
-    is_new = ctypes.c_int()
-    check(lib.tunelock_log_choice(*call, encode(json.dumps(config)), int(pinned),
-                                  ctypes.byref(is_new)),
-          "tunelock.log_choice: config")
-    return bool(is_new.value)
-
-
-def record(arch: str, qualified: str, key: str, winner: Config,
-           timings: Sequence[Dict[str, Any]]) -> None:
-    """Record mode: `timings` is [{"config": ..., "median_ms": float or None,
-    "nondeterministic": bool (optional), "class": int (optional)}, ...].
-    What the record readers would refuse (a bad arch tag, an empty kernel
-    name or key) is refused here, not at merge."""
-    function = "record"
-    _deprecated(function)
-    arch = arguments.arch(function, "arch", arch)
-    qualified = arguments.kernel_name(function, "qualified", qualified)
-    key = arguments.key(function, "key", key)
-    winner = arguments.config(function, "winner", winner)
-    timings = arguments.timings(function, "timings", timings)
-    check(lib.tunelock_record(encode(arch), encode(qualified), encode(key),
-                              encode(json.dumps(winner)), encode(json.dumps(timings))),
-          "tunelock.record: winner or timings")
-
-
 def signature(config: Config) -> str:
     """The engine's text for a config (dict or triton.Config), as tables,
     records and TUNELOCK_NONDETERMINISTIC name it."""
@@ -109,26 +36,6 @@ def _signature(function: str, argument: str, config: Config) -> str:
     return call_text("tunelock_signature",
                      encode(json.dumps(arguments.config(function, argument, config))),
                      where=f"tunelock.{function}: {argument}")
-
-
-def audit_key(arch: str, module: str, name: str, key: str, candidates: Sequence[Config],
-              launched: int, timings: Sequence[Dict[str, Any]], repeated: Optional[bool]) -> int:
-    """Audit mode's first call of a pinned key: `timings` per candidate, in
-    order, as record() takes them; `launched` the index launched;
-    `repeated` the pinned config's bits check. Returns the entry's id for
-    count_audited_call."""
-    function = "audit_key"
-    _deprecated(function)
-    call = _kernel_call(function, arch, module, name, key)
-    configs = arguments.configs(function, "candidates", candidates)
-    launched = arguments.integer(function, "launched", launched, 0, len(configs) - 1)
-    timings = arguments.timings(function, "timings", timings)
-    repeated = arguments.optional_flag(function, "repeated", repeated)
-    entry = ctypes.c_int64(-1)
-    check(lib.tunelock_audit_key(*call, encode(json.dumps(configs)), launched,
-                                 encode(json.dumps(timings)),
-                                 -1 if repeated is None else int(repeated), ctypes.byref(entry)))
-    return entry.value
 
 
 def autotune_configs(configs: Sequence[Any]) -> List[Any]:
@@ -145,24 +52,6 @@ def autotune_configs(configs: Sequence[Any]) -> List[Any]:
     kept = call_json("tunelock_autotune_configs", encode(json.dumps(data)),
                      where="tunelock.autotune_configs")
     return [items[i] for i in kept]
-
-
-def note_bits_check(module: str, name: str, key: str, config: Config,
-                    repeated: Optional[bool]) -> None:
-    """Reports the first pinned call's bits check: `repeated` True (same
-    bits), False (changed: warns once, or raises under verify_strict) or None
-    (nothing to compare)."""
-    function = "note_bits_check"
-    _deprecated(function)
-    module = arguments.text(function, "module", module)
-    name = arguments.kernel_name(function, "name", name)
-    key = arguments.text(function, "key", key)
-    config = arguments.config(function, "config", config)
-    repeated = arguments.optional_flag(function, "repeated", repeated)
-    flag = -1 if repeated is None else int(repeated)
-    check(lib.tunelock_note_bits_check(encode(module), encode(name), encode(key),
-                                       encode(json.dumps(config)), flag),
-          "tunelock.note_bits_check: config")
 
 
 def set_device(device_name: str = "", sm_count: int = 0, driver_version: str = "",

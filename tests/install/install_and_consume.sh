@@ -72,9 +72,11 @@ site=$(echo "$scratch"/prefix/lib*/python3/dist-packages)
 py_out=$(cd / && PYTHONPATH="$site" python3 -c '
 import tunelock
 tunelock.install(mode="pinned")
-print(tunelock.pinned_choice("host", "consumer.ops", "matmul", "M=64", [
-    {"kwargs": {"BLOCK_M": 64}, "num_warps": 4, "num_stages": 2},
-    {"kwargs": {"BLOCK_M": 32}, "num_warps": 4, "num_stages": 2}]).signature)')
+configs = [{"kwargs": {"BLOCK_M": 64}, "num_warps": 4, "num_stages": 2},
+           {"kwargs": {"BLOCK_M": 32}, "num_warps": 4, "num_stages": 2}]
+launched = tunelock.first_call("host", "consumer.ops", "matmul", "M=64", configs, 2,
+                               tunelock.NothingToRun()).launched
+print(tunelock.signature(configs[launched]))')
 [[ $py_out == "BLOCK_M=32;warps=4;stages=2" ]] || { echo "FAIL: installed Python package: $py_out"; exit 1; }
 
 # The installed CLI works from the prefix.

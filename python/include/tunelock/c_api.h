@@ -161,48 +161,6 @@ int tunelock_choice_generation(uint64_t* generation);
  * the choice log, now. */
 int tunelock_flush(const char* choice_log_prefix);
 
-/* ---- Deprecated step hooks ----
- *
- * The parts of a first call, one by one, from before the driver. A face
- * hands its first call to tunelock_first_call, which does each of these
- * itself and tells them in one story; these stay for callers of their own
- * (and verification tests that make choices by hand), and may go in a
- * later major version. */
-
-/* The timing-free choice under the installed policy (chaos when it says
- * so) among candidates_json [config, ...] (Megatron's config form), logged
- * as pinned. Out: {"index", "signature", "reason", "equivalent" (what
- * TUNELOCK_EQUIVALENT=timed may time in its place)}. */
-int tunelock_pinned_choice(const char* arch, const char* module, const char* name, const char* key,
-                           const char* candidates_json, char** choice_json);
-
-/* The first pinned call's bits check, as the caller ran it: repeated = 1
- * (two runs on identical inputs gave the same bits), 0 (they differed) or
- * -1 (nothing to compare). Changed bits warn once per (kernel, key,
- * config), or fail under verify_strict; -1 says so once per kernel. */
-int tunelock_note_bits_check(const char* module, const char* name, const char* key,
-                             const char* config_json, int repeated);
-
-/* Logs a choice (pinned = 1, else timed) once per (arch, kernel, key), for
- * observed kernels only. *is_new = 1 when it was new. */
-int tunelock_log_choice(const char* arch, const char* module, const char* name, const char* key,
-                        const char* config_json, int pinned, int* is_new);
-
-/* Record mode: the winner of a timed key and every candidate's timing,
- * timings_json [{"config": {...}, "median_ms": x or null,
- * "nondeterministic": bool?}, ...]. Written at exit and by tunelock_flush. */
-int tunelock_record(const char* arch, const char* qualified, const char* key,
-                    const char* winner_json, const char* timings_json);
-
-/* Audit mode's first call of a pinned key: candidates_json the live
- * configs, launched the index launched, timings_json per candidate in
- * order as tunelock_record takes them (with "nondeterministic" and "class"
- * from the bits audit), repeated 1/0/-1 as tunelock_note_bits_check. The
- * engine decides again (the rules are a pure function), files the entry
- * and sets *id for tunelock_count_audited_call. */
-int tunelock_audit_key(const char* arch, const char* module, const char* name, const char* key,
-                       const char* candidates_json, int64_t launched, const char* timings_json,
-                       int repeated, int64_t* id);
 /* ---- Verification ---- */
 
 /* A transport's all-gather, as a callback: send `payload` to every rank of
