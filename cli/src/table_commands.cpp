@@ -1,6 +1,7 @@
-// `tunelock table show|convert|validate|diff|audit|coverage`: looking at,
-// converting and checking tables without a GPU, what an audit run says they
-// cost, and which keys a run needed that they do not answer.
+// `tunelock table show|convert|validate|diff|audit|coverage|invariance`:
+// looking at, converting and checking tables without a GPU, what an audit
+// run says they cost, which keys a run needed that they do not answer, and
+// whether their rows are proven batch-invariant.
 
 #include <algorithm>
 
@@ -16,6 +17,7 @@
 #include "tunelock/records/audit_report.hpp"
 #include "tunelock/tables/table_contradictions.hpp"
 #include "tunelock/tables/table_diff.hpp"
+#include "tunelock/tables/table_invariance.hpp"
 
 namespace tunelock::cli {
 namespace {
@@ -53,6 +55,21 @@ int show(const Paths& paths, Streams& streams) {
   for (const auto& [kernel, identity] : table->identities())
     streams.out << "identity: " << kernel << " " << identity
                 << " (the code its entries were timed on)\n";
+  for (const auto& [kernel, item] : table->invariance()) {
+    if (item.dim.empty()) {
+      streams.out << "invariance: " << kernel << " declares no batch dim\n";
+      continue;
+    }
+    for (const auto& [group_key, group] : item.groups) {
+      streams.out << "invariance: " << kernel << " [" << group_key << "] over " << item.dim
+                  << ": class";
+      for (const std::string& sig : group.class_configs) streams.out << " " << sig;
+      streams.out << "; proven at " << group.proven.size() << " size(s), up to "
+                  << (group.proven.empty() ? 0 : group.proven.back()) << "\n";
+    }
+    for (const std::string& sig : item.variant)
+      streams.out << "invariance: " << kernel << " " << sig << " is batch-variant, never pinned\n";
+  }
   return kExitOk;
 }
 
@@ -184,6 +201,18 @@ int audit(const Paths& paths, Streams& streams) {
   return report.exit_code() ? kExitDifferent : kExitOk;
 }
 
+// The batch-invariance gate: per kernel, proven over which sizes,
+// extrapolated or unproven; exit 1 on anything short of proven, for CI.
+int invariance(const Paths& paths, Streams& streams) {
+  const auto table = load_table_file(paths.first);
+  const std::vector<KernelInvarianceReport> reports = invariance_report(*table);
+  if (paths.json)
+    streams.out << invariance_report_to_json(reports).dump(1) << "\n";
+  else
+    streams.out << invariance_report_text(reports);
+  return invariance_passes(reports) ? kExitOk : kExitDifferent;
+}
+
 Command sub(CLI::App& parent, const char* name, const char* help,
             const std::shared_ptr<Paths>& paths, int (*run)(const Paths&, Streams&)) {
   CLI::App* cmd = parent.add_subcommand(name, help);
@@ -244,8 +273,16 @@ Command add_table_command(CLI::App& app) {
       ->required();
   coverage_cmd.app->add_flag("--json", paths->json, "Print the report as JSON");
 
-  return {table, dispatch_to_subcommands(
-                     {show_cmd, convert_cmd, validate_cmd, diff_cmd, audit_cmd, coverage_cmd})};
+  Command invariance_cmd =
+      sub(*table, "invariance",
+          "Whether each kernel's rows are proven to give the same bits at every batch size "
+          "(record under TUNELOCK_BATCH_INVARIANT=1); exit 1 on anything short of proven",
+          paths, invariance);
+  invariance_cmd.app->add_option("TABLE", paths->first, "Table file (.json or .tlb)")->required();
+  invariance_cmd.app->add_flag("--json", paths->json, "Print the verdicts as JSON");
+
+  return {table, dispatch_to_subcommands({show_cmd, convert_cmd, validate_cmd, diff_cmd, audit_cmd,
+                                          coverage_cmd, invariance_cmd})};
 }
 
 }  // namespace tunelock::cli

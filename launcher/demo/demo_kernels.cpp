@@ -1,6 +1,8 @@
 #include "demo_kernels.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <tuple>
 
 #include <cmath>
 
@@ -77,6 +79,16 @@ UpdateFamily::Hooks update_hooks() {
     return std::vector<launcher::NamedBuffer>{
         {"w", {w, static_cast<std::size_t>(n) * sizeof(float)}}};
   };
+  // Element i of w depends on w[i] and grad[i] only: every element is a row.
+  hooks.batch_dim = "N";
+  hooks.batch_rows = [](float*, const float*, float, int n) { return std::int64_t{n}; };
+  hooks.first_rows = [](std::int64_t rows, float* w, const float* grad, float lr, int) {
+    return std::tuple<float*, const float*, float, int>(w, grad, lr, static_cast<int>(rows));
+  };
+  hooks.row_outputs = [](std::int64_t rows, float* w, const float*, float, int) {
+    return std::vector<launcher::NamedBuffer>{
+        {"w", {w, static_cast<std::size_t>(rows) * sizeof(float)}}};
+  };
   return hooks;
 }
 
@@ -117,6 +129,22 @@ MatmulFamily::Hooks matmul_hooks() {
   hooks.reset_to_zero = [](const float*, const float*, float* c, int m, int n, int) {
     return std::vector<launcher::NamedBuffer>{
         {"C", {c, static_cast<std::size_t>(m) * n * sizeof(float)}}};
+  };
+  // Row i of C depends on row i of A only; A and C are row-major, so the
+  // first rows of a call are the same buffers with a smaller M.
+  hooks.batch_dim = "M";
+  hooks.batch_rows = [](const float*, const float*, float*, int m, int, int) {
+    return std::int64_t{m};
+  };
+  hooks.first_rows = [](std::int64_t rows, const float* a, const float* b, float* c, int, int n,
+                        int k) {
+    return std::tuple<const float*, const float*, float*, int, int, int>(
+        a, b, c, static_cast<int>(rows), n, k);
+  };
+  hooks.row_outputs = [](std::int64_t rows, const float*, const float*, float* c, int, int n,
+                         int) {
+    return std::vector<launcher::NamedBuffer>{
+        {"C", {c, static_cast<std::size_t>(rows) * n * sizeof(float)}}};
   };
   return hooks;
 }

@@ -58,6 +58,27 @@ std::string BackendRunner::run_outputs(std::size_t i) {
   return bits;
 }
 
+// The first `rows` rows' output bytes, as they are now.
+std::string BackendRunner::row_bytes(std::int64_t rows) {
+  std::string bits;
+  for (const NamedBuffer& b : site_.row_outputs(rows)) {
+    const std::vector<std::byte> bytes = backend_.save(b.buffer);
+    bits.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  return bits;
+}
+
+FirstRows BackendRunner::run_first_rows(std::size_t i, std::int64_t rows) {
+  FirstRows out;
+  reset();
+  site_.run(i);
+  out.inside = row_bytes(rows);
+  reset();
+  site_.run_rows(i, rows);
+  out.alone = row_bytes(rows);
+  return out;
+}
+
 bool BackendRunner::use_second_input() {
   if (!site_.second_input) return false;
   if (!inputs_) inputs_ = save_all(backend_, {&site_.inputs});

@@ -24,6 +24,8 @@ class BackendRunner final : public CallRunner {
   bool use_second_input() override;
   void put_back() override;
   bool capturing() const override { return site_.capturing; }
+  std::int64_t batch_rows() const override { return site_.run_rows ? site_.batch_rows : 0; }
+  FirstRows run_first_rows(std::size_t i, std::int64_t rows) override;
 
  private:
   // Buffers as they were when saved.
@@ -33,6 +35,7 @@ class BackendRunner final : public CallRunner {
   // call's inputs may still be in flight on the caller's stream until then).
   const Saved& written();
   void reset();  // the written buffers as saved, reset_to_zero zeroed
+  std::string row_bytes(std::int64_t rows);
 
   Backend& backend_;
   const CallSite& site_;

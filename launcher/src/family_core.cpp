@@ -5,6 +5,7 @@
 #include "backend_runner.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/launcher/launcher.hpp"
+#include "tunelock/model/batch_rows.hpp"
 #include "tunelock/runtime/first_call.hpp"
 
 namespace tunelock::launcher {
@@ -102,6 +103,12 @@ void FamilyCore::set_code_identity(std::string identity) {
   code_identity_ = std::move(identity);
 }
 
+void FamilyCore::set_batch_dim(std::string dim) {
+  check_batch_dim_name(dim, "kernel family '" + qualified_ + "': batch_dim");
+  std::lock_guard lock(decide_mutex_);
+  batch_dim_ = std::move(dim);
+}
+
 // The story of one new key is the engine's (first_call.hpp); the family
 // only runs what it asks for, on the backend, with this call's site.
 std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
@@ -114,6 +121,7 @@ std::size_t FamilyCore::choose(const std::string& arch, const std::string& key,
   request.nondeterministic_variants = nondeterministic_;
   request.candidates_are = "variants";
   request.identity = code_identity_;
+  request.batch_dim = batch_dim_;
   BackendRunner runner(launcher_.backend(), site, launcher_.tuning());
   const FirstCallOutcome outcome = run_first_call(launcher_.runtime(), request, runner);
   last_audit_id_ = outcome.audit_id;

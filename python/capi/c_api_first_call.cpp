@@ -6,7 +6,9 @@
 #include "c_api_support.hpp"
 #include "tunelock/c_api.h"
 #include "tunelock/runtime/first_call.hpp"
+#include "tunelock/model/batch_rows.hpp"
 #include "tunelock/runtime/runtime.hpp"
+
 
 using namespace tunelock;
 using namespace tunelock::c_api;
@@ -43,6 +45,19 @@ class CallbackRunner final : public CallRunner {
   }
   bool capturing() const override { return callbacks_.capturing != 0; }
   bool runs_candidates() const override { return callbacks_.runs_candidates != 0; }
+  std::int64_t batch_rows() const override {
+    return callbacks_.run_first_rows && callbacks_.batch_dim ? callbacks_.batch_rows : 0;
+  }
+  FirstRows run_first_rows(std::size_t i, std::int64_t rows) override {
+    if (!callbacks_.run_first_rows) return CallRunner::run_first_rows(i, rows);
+    std::array<char, 256> alone{}, inside{};
+    if (callbacks_.run_first_rows(callbacks_.context, static_cast<int64_t>(i), rows, alone.data(),
+                                  alone.size(), inside.data(), inside.size(), error_.data(),
+                                  error_.size()) != 0)
+      throw Error(failure());
+    alone.back() = inside.back() = '\0';
+    return {alone.data(), inside.data()};
+  }
 
  private:
   using TimeCallback = int (*)(void*, int64_t, double*, char*, size_t);
@@ -112,6 +127,10 @@ int tunelock_first_call(const char* arch, const char* module, const char* name, 
     if (own_default >= 0) request.own_default = static_cast<std::size_t>(own_default);
     const std::string code = identity ? text_of(identity, "identity") : std::string();
     request.identity = code;
+    const std::string batch_dim =
+        runner->batch_dim ? text_of(runner->batch_dim, "runner.batch_dim") : std::string();
+    if (!batch_dim.empty()) check_batch_dim_name(batch_dim, "runner.batch_dim");
+    request.batch_dim = batch_dim;
     CallbackRunner callbacks(*runner);
     const FirstCallOutcome outcome = run_first_call(process_runtime(), request, callbacks);
     json out{{"plan", plan_json(outcome.plan)},

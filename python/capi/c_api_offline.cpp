@@ -23,6 +23,7 @@
 #include "tunelock/tables/table_binary.hpp"
 #include "tunelock/tables/table_files.hpp"
 #include "tunelock/tables/table_format.hpp"
+#include "tunelock/tables/table_invariance.hpp"
 #include "tunelock/tables/table_json.hpp"
 
 using namespace tunelock;
@@ -203,6 +204,13 @@ int tunelock_table_convert(const char* input, const char* output) {
     const std::unique_ptr<Table> table = load_table_file(text_of(input, "input"));
     const std::filesystem::path out(text_of(output, "output"));
     write_table_file(*table, out);
+  });
+}
+
+int tunelock_table_invariance(const char* table_path, char** report_json) {
+  return guarded([&] {
+    const auto table = load_table_file(text_of(table_path, "table_path"));
+    put(report_json, invariance_report_to_json(invariance_report(*table)).dump());
   });
 }
 

@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::string_view kBlockPattern = "TUNELOCK_BLOCK_<NAME>";
 
-constexpr std::array<VariableInfo, 36> kVariables{{
+constexpr std::array<VariableInfo, 37> kVariables{{
     // The policy (runtime/policy.hpp): what is chosen, and how.
     {"TUNELOCK_MODE", "policy",
      "auto, pinned, record, audit or consensus: how a kernel's first call per key decides",
@@ -31,6 +31,8 @@ constexpr std::array<VariableInfo, 36> kVariables{{
     {"TUNELOCK_ENUMERATE", "policy", "report each kernel family once", "off"},
     {"TUNELOCK_NONDETERMINISTIC", "policy",
      "configs declared to change their own bits, KERNEL@SIGNATURE joined by '|'", "none"},
+    {"TUNELOCK_BATCH_INVARIANT", "policy",
+     "tune kernels that declare a batch dim so each row's bits hold at every batch size", "off"},
     {"TUNELOCK_CHECK_BITS", "policy",
      "the first pinned call per key runs its config twice and compares the bits", "on"},
     {"TUNELOCK_EQUIVALENT", "policy",

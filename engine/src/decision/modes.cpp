@@ -52,6 +52,9 @@ std::vector<IgnoredSetting> ignored_settings(const Policy& policy, bool choice_l
     if (policy.identity != ProvenanceCheck::warn) add("identity (TUNELOCK_IDENTITY)", no_table);
     if (policy.chaos) add("chaos (TUNELOCK_CHAOS)", name + " pins nothing to scatter");
   }
+  if (mode == Mode::automatic && policy.batch_invariant)
+    add("batch_invariant (TUNELOCK_BATCH_INVARIANT)",
+        "auto lets the clock pick per batch size; record audits rows, pinned keeps a class");
   if (!policy.intercepts()) {  // auto without a check: tunelock stays out of the call
     const std::string nothing_logged = name + " logs no choice without verify_every or enumerate";
     if (choice_log_set) add("TUNELOCK_CHOICE_LOG", nothing_logged);

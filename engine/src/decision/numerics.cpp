@@ -55,14 +55,19 @@ std::string declared_configs_text(std::span<const DeclaredConfig> declared) {
 std::vector<bool> known_nondeterministic(const KernelId& kernel, std::span<const Config> candidates,
                                          const KnownNondeterministic& known) {
   // The common case, on every fallback's path: nothing is known at all.
-  if ((!known.table || known.table->nondeterministic().empty()) && known.declared.empty() &&
-      known.variants.empty())
+  if ((!known.table ||
+       (known.table->nondeterministic().empty() && known.table->invariance().empty())) &&
+      known.declared.empty() && known.variants.empty())
     return {};
   const std::string qualified = kernel.qualified();
   std::vector<std::string_view> flagged(known.variants.begin(), known.variants.end());
   if (known.table) {
     for (std::string_view name : {std::string_view(qualified), std::string_view(kernel.name)}) {
       for (const std::string& sig : known.table->nondeterministic(name)) flagged.push_back(sig);
+      // Batch-variant configs are never pinned either: their rows change
+      // with the batch (tables/table.hpp, KernelInvariance).
+      if (const KernelInvariance* invariance = known.table->invariance(name))
+        for (const std::string& sig : invariance->variant) flagged.push_back(sig);
       if (name == kernel.name) break;  // a kernel without a module has one name
     }
   }

@@ -115,7 +115,7 @@ struct Field {
   std::string_view env_alias = {};
 };
 
-constexpr std::array<Field, 18> kFields{{
+constexpr std::array<Field, 19> kFields{{
     {"mode", "MODE",
      [](Policy& p, std::string_view v, const std::string& o) { p.mode = parse_mode(v, o); }},
     {"modules", "MODULES",
@@ -170,6 +170,10 @@ constexpr std::array<Field, 18> kFields{{
     {"identity", "IDENTITY",
      [](Policy& p, std::string_view v, const std::string& o) {
        p.identity = parse_provenance_check(v, o);
+     }},
+    {"batch_invariant", "BATCH_INVARIANT",
+     [](Policy& p, std::string_view v, const std::string& o) {
+       p.batch_invariant = parse_bool(v, o);
      }},
 }};
 
@@ -394,6 +398,7 @@ nlohmann::json policy_to_json(const Policy& policy) {
       {"equivalent", std::string(to_string(policy.equivalent))},
       {"provenance", std::string(to_string(policy.provenance))},
       {"identity", std::string(to_string(policy.identity))},
+      {"batch_invariant", policy.batch_invariant},
       {"intercepts", policy.intercepts()},
   };
 }

@@ -9,6 +9,7 @@
 
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/log.hpp"
+#include "tunelock/model/batch_rows.hpp"
 
 namespace tunelock {
 namespace {
@@ -156,6 +157,8 @@ std::string_view to_string(Reason reason) {
       return "min_cost";
     case Reason::chaos:
       return "chaos";
+    case Reason::table_class:
+      return "table_class";
   }
   return "unknown";
 }
@@ -189,6 +192,59 @@ std::size_t cheapest(std::span<const Config> candidates, const std::vector<bool>
   return *best;
 }
 
+namespace {
+
+// A batch-invariant kernel's key without an entry of its own: the class
+// config of the nearest recorded size of its group (ties to the smaller),
+// else any live config of the class; never one outside it, since that
+// would change the rows' bits. Nullopt when the table knows no group for
+// the key (the fallback rules follow).
+std::optional<Choice> choose_in_class(const KernelId& kernel, std::string_view key,
+                                      std::span<const Config> candidates,
+                                      const SelectionRules& rules) {
+  if (rules.table->invariance().empty()) return std::nullopt;  // the common case: one check
+  const std::string qualified = kernel.qualified();
+  for (std::string_view name : {std::string_view(qualified), std::string_view(kernel.name)}) {
+    const KernelInvariance* invariance = rules.table->invariance(name);
+    if (!invariance || invariance->dim.empty()) continue;
+    const std::optional<std::int64_t> size = batch_size_of(key, invariance->dim);
+    if (!size) continue;
+    const auto group = invariance->groups.find(group_key_of(key, invariance->dim));
+    if (group == invariance->groups.end()) continue;
+    std::vector<std::int64_t> nearest = group->second.recorded;
+    std::stable_sort(nearest.begin(), nearest.end(), [&](std::int64_t a, std::int64_t b) {
+      const std::int64_t da = a > *size ? a - *size : *size - a;
+      const std::int64_t db = b > *size ? b - *size : *size - b;
+      return da < db;
+    });
+    for (std::int64_t recorded : nearest) {
+      const std::string at = key_at_size(key, invariance->dim, recorded);
+      const EntryMatch match = rules.table->match(name, at, candidates);
+      if (!match.index) continue;
+      if (rules.explanation)
+        rules.explanation->push_back(
+            "table class: no entry at " + invariance->dim + "=" + std::to_string(*size) +
+            "; the nearest recorded size " + std::to_string(recorded) + " pins candidate " +
+            std::to_string(*match.index) + " of the invariance class, decides");
+      return Choice{*match.index, Reason::table_class};
+    }
+    const auto& members = group->second.class_configs;
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+      if (std::binary_search(members.begin(), members.end(), signature(candidates[i])))
+        return Choice{i, Reason::table_class};
+    std::string listed;
+    for (const std::string& sig : members) listed += (listed.empty() ? "" : ", ") + sig;
+    throw Error("kernel '" + qualified + "' [" + std::string(key) + "] on " +
+                std::string(rules.arch) + ": none of the " + std::to_string(candidates.size()) +
+                " live candidates is in its invariance class (" + listed +
+                "); a config outside the class would change the rows' bits, so none is pinned. "
+                "Re-record the table under TUNELOCK_BATCH_INVARIANT=1 for these candidates");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Choice deterministic_choice(const KernelId& kernel, std::string_view key,
                             std::span<const Config> candidates, const SelectionRules& rules) {
   if (candidates.empty()) no_candidates(kernel.qualified());
@@ -200,6 +256,7 @@ Choice deterministic_choice(const KernelId& kernel, std::string_view key,
   };
   if (rules.table) {
     if (auto chosen = choose_from_table(kernel, key, candidates, rules)) return *chosen;
+    if (auto chosen = choose_in_class(kernel, key, candidates, rules)) return *chosen;
   } else {
     note([&] { return "table: none for " + std::string(rules.arch); });
   }

@@ -10,7 +10,9 @@
 #include "tunelock/base/median.hpp"
 #include "tunelock/base/version.hpp"
 #include "tunelock/model/config_json.hpp"
+#include "tunelock/records/invariance_merge.hpp"
 #include "tunelock/tables/table_format.hpp"
+#include "tunelock/tables/table_invariance.hpp"
 
 namespace tunelock {
 namespace {
@@ -409,6 +411,13 @@ MergeResult merge_records(const std::vector<RecordFile>& records, const std::str
   for (const auto& [arch_kernel, signatures] : flags_by_kernel(flagged_configs(records)))
     if (arch_kernel.first == chosen)
       flagged[arch_kernel.second].assign(signatures.begin(), signatures.end());
+  // Batch invariance: per group of an audited kernel, one class at every
+  // size (records/invariance_merge.hpp); flagged configs never join one.
+  std::map<std::string, std::set<std::string>> flagged_by_name;
+  for (const auto& [kernel, signatures] : flagged)
+    flagged_by_name[kernel].insert(signatures.begin(), signatures.end());
+  apply_batch_invariance(records, chosen, flagged_by_name, *result.table);
+  check_invariance(*result.table, "merge");
   result.table->set_nondeterministic(std::move(flagged));
   result.table->set_identities(
       merged_identities(records, chosen, *result.table, result.identity_conflicts));

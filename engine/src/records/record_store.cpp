@@ -35,6 +35,11 @@ void RecordStore::set_device(Provenance device) {
   device_ = std::move(device);
 }
 
+void RecordStore::set_batch_invariant(bool on) {
+  std::lock_guard lock(mutex_);
+  batch_invariant_ = on;
+}
+
 void RecordStore::add_identity(const std::string& arch, const std::string& qualified,
                                std::string identity) {
   if (identity.empty()) return;
@@ -94,6 +99,7 @@ void RecordStore::write(const fs::path& prefix, int rank) const {
       }
     }
     sidecar.device = device_;
+    sidecar.batch_invariant = batch_invariant_;
   }
   if (!audit.entries.empty()) {
     audit.rank = rank;

@@ -66,6 +66,8 @@ void add_timings_from_json(RecordFile& record, std::string_view text, const std:
         }
         record.timings[{arch, qualified, key}] = std::move(candidates);
       });
+  if (const json* flag = find_member(root, "batch_invariant"))
+    record.batch_invariant = require_bool(*flag, where + "batch_invariant");
   if (const json* identities = find_member(root, "identities")) {
     const std::string at = where + "identities";
     for (const auto& [arch, kernels] : require_object(*identities, at).items()) {
@@ -139,6 +141,17 @@ void add_timings(RecordFile& record, std::string_view bytes, const std::string& 
       if (c->bit_class() < -1)
         throw Error(at + ".candidates[" + std::to_string(i) + "].bit_class: out of range");
       if (c->bit_class() >= 0) candidate.bit_class = c->bit_class();
+      if (const fb::RowAudit* rows = c->rows()) {
+        const std::string rows_at = at + ".candidates[" + std::to_string(i) + "].rows";
+        RowAudit audit{str(rows->dim(), rows_at + ".dim"), {}};
+        if (rows->sizes()) audit.sizes.assign(rows->sizes()->begin(), rows->sizes()->end());
+        if (rows->row_class() >= 0) audit.row_class = rows->row_class();
+        if (rows->variant_at() > 0) audit.variant_at = rows->variant_at();
+        if (rows->row_class() < -1 || rows->variant_at() < 0)
+          throw Error(rows_at + ": class or variant_at out of range");
+        check_row_audit(audit, rows_at);
+        candidate.rows = std::move(audit);
+      }
       if (c->median_ms()) {
         if (!(*c->median_ms() >= 0) || !std::isfinite(*c->median_ms()))
           throw Error(origin + ": " + key->kernel()->str() + " [" + key->key()->str() +
@@ -149,6 +162,7 @@ void add_timings(RecordFile& record, std::string_view bytes, const std::string& 
     }
     record.timings[{arch, kernel, text}] = std::move(candidates);
   }
+  record.batch_invariant = timings->batch_invariant();
   for (flatbuffers::uoffset_t k = 0; timings->identities() && k < timings->identities()->size();
        ++k) {
     const fb::TimedIdentity* item = timings->identities()->Get(k);
@@ -174,6 +188,7 @@ std::string timings_to_json(const RecordFile& record) {
                    {"median_ms", c.median_ms ? json(*c.median_ms) : json(nullptr)}};
       if (c.nondeterministic) item["nondeterministic"] = true;  // absent: as before the audit
       if (c.bit_class) item["class"] = *c.bit_class;
+      if (c.rows) item["rows"] = row_audit_to_json(*c.rows);
       list.push_back(std::move(item));
     }
     timings[key.arch][key.kernel][key.key] = std::move(list);
@@ -182,6 +197,7 @@ std::string timings_to_json(const RecordFile& record) {
       {"format_version", 1}, {"device", device_to_json(record.device)}, {"timings", timings}};
   // An unknown rank (-1) is left out: the reader then takes it from the name.
   if (record.rank >= 0) out["rank"] = record.rank;
+  if (record.batch_invariant) out["batch_invariant"] = true;  // absent: recorded without it
   if (!record.identities.empty()) {  // absent: as before records knew their kernels' code
     json identities = json::object();
     for (const auto& [arch, kernels] : record.identities)
@@ -198,8 +214,14 @@ std::string timings_to_binary(const RecordFile& record) {
     std::vector<flatbuffers::Offset<fb::CandidateTiming>> list;
     for (const CandidateTiming& c : candidates) {
       const auto signature_offset = b.CreateString(c.signature);
+      flatbuffers::Offset<fb::RowAudit> rows_offset;
+      if (c.rows)
+        rows_offset = fb::CreateRowAudit(b, b.CreateString(c.rows->dim),
+                                         b.CreateVector(c.rows->sizes), c.rows->row_class.value_or(-1),
+                                         c.rows->variant_at.value_or(0));
       fb::CandidateTimingBuilder timing(b);
       timing.add_signature(signature_offset);
+      if (c.rows) timing.add_rows(rows_offset);
       if (c.median_ms) timing.add_median_ms(*c.median_ms);
       if (c.nondeterministic) timing.add_nondeterministic(true);
       if (c.bit_class) timing.add_bit_class(*c.bit_class);
@@ -234,7 +256,8 @@ std::string timings_to_binary(const RecordFile& record) {
       b.CreateString(d.tool_version), b.CreateString(d.recorded_at), b.CreateVector(keys),
       d.triton.empty() ? 0 : b.CreateString(d.triton),
       d.packages.empty() ? 0 : b.CreateVectorOfStrings(package_names),
-      d.packages.empty() ? 0 : b.CreateVectorOfStrings(package_versions), identities_offset);
+      d.packages.empty() ? 0 : b.CreateVectorOfStrings(package_versions), identities_offset,
+      record.batch_invariant);
   fb::FinishRecordTimingsBuffer(b, root);
   return checksum_trailer::seal(
       std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()));

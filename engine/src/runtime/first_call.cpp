@@ -1,11 +1,13 @@
 #include "tunelock/runtime/first_call.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "runtime/candidate_trials.hpp"
 #include "tunelock/base/error.hpp"
 #include "tunelock/base/log.hpp"
+#include "tunelock/model/batch_rows.hpp"
 #include "tunelock/runtime/runtime.hpp"
 
 namespace tunelock {
@@ -92,6 +94,7 @@ class Story {
     } else if (policy_.check_bits && runs) {
       check_bits(entry);
     }
+    if (runs) check_rows(outcome_.launched);
     // The audit only watches: what launches is what plain pinned launches.
     if (audited && !capturing) {
       const Trials trials =
@@ -177,6 +180,83 @@ class Story {
     const Config& local_winner = request_.candidates[trials.best];
     ports_.outputs.record(request_.arch, names_.qualified, request_.key, local_winner, timings);
     consensus.add_timings(key, signature(first), local_winner, std::move(timings));
+  }
+
+  // Batch invariance, pinned: once per kernel, row 0 of the launched config
+  // alone against row 0 inside this call. Reports only, as the bits check.
+  void check_rows(std::size_t index) {
+    if (!policy_.batch_invariant || request_.batch_dim.empty() || !policy_.check_bits) return;
+    const std::int64_t rows = runner_.batch_rows();
+    if (rows < 2 || !ports_.notices.first("rows-check|" + names_.qualified)) return;
+    const std::string config = signature(request_.candidates[index]);
+    FirstRows first;
+    try {
+      first = runner_.run_first_rows(index, 1);
+    } catch (const std::exception& error) {
+      runner_.put_back();
+      logger().warn("{}: the batch-invariance check could not run {} on one row: {}", names_.what,
+                    config, error.what());
+      return;
+    }
+    runner_.put_back();
+    if (first.alone == first.inside) return;
+    const std::string message =
+        names_.what + ": row 0 alone gave other bits than row 0 inside this call's " +
+        std::to_string(rows) + " rows (" + std::string(request_.batch_dim) + ") under " + config +
+        ": the launched config is not batch-invariant here; re-record the table under "
+        "TUNELOCK_BATCH_INVARIANT=1 (`tunelock table invariance` names such configs)";
+    if (policy_.verify_strict) throw Error(message);
+    logger().warn("{}", message);
+  }
+
+  // Batch invariance, record: every candidate on the first rows of the
+  // call at a ladder of sizes (1, 2, 4, ... and the call's own), alone and
+  // inside the full call. A candidate whose rows change with the batch is
+  // batch-variant; the others fall into classes of equal rows at every
+  // size (RowAudit). Nothing of it changes what launches.
+  void audit_rows(std::vector<CandidateTiming>& timings) {
+    if (!policy_.batch_invariant || request_.batch_dim.empty()) return;
+    const std::string dim(request_.batch_dim);
+    const std::int64_t rows = runner_.batch_rows();
+    const std::optional<std::int64_t> keyed = batch_size_of(request_.key, dim);
+    if (rows < 1 || keyed != rows) {
+      if (ports_.notices.first("rows-audit|" + names_.qualified))
+        logger().warn(
+            "{}: declares batch dim {}, but {}: no invariance audit, so a table merged from this "
+            "record cannot prove its rows",
+            names_.what, dim,
+            rows < 1 ? std::string("its call cannot run on fewer rows")
+                     : "its key says " + dim + "=" +
+                           (keyed ? std::to_string(*keyed) : std::string("nothing")) +
+                           " and the call has " + std::to_string(rows) + " rows");
+      return;
+    }
+    const std::vector<std::int64_t> sizes = row_ladder(rows);
+    std::map<std::vector<std::string>, int> classes;  // rows alone at every size -> class
+    for (std::size_t i = 0; i < timings.size(); ++i) {
+      if (!timings[i].median_ms) continue;  // failed to run
+      RowAudit audit{dim, sizes};
+      std::vector<std::string> alone;
+      try {
+        for (std::int64_t size : sizes) {
+          FirstRows first = runner_.run_first_rows(i, size);
+          if (first.alone != first.inside) {
+            audit.variant_at = size;
+            break;
+          }
+          alone.push_back(std::move(first.alone));
+        }
+      } catch (const std::exception& error) {
+        logger().warn("{}: the invariance audit could not run {} on fewer rows: {}", names_.what,
+                      timings[i].signature, error.what());
+        continue;
+      }
+      if (!audit.variant_at)
+        audit.row_class =
+            classes.try_emplace(std::move(alone), static_cast<int>(classes.size())).first->second;
+      timings[i].rows = std::move(audit);
+    }
+    runner_.put_back();
   }
 
   void check_bits(std::size_t index) {
@@ -272,9 +352,12 @@ class Story {
     if (logged)
       ports_.outputs.log_choice(request_.arch, request_.kernel, request_.key, winner,
                                 ChoiceOrigin::timed);
-    if (recorded)
+    if (recorded) {
+      std::vector<CandidateTiming> timings = timings_of(request_.candidates, trials);
+      audit_rows(timings);
       ports_.outputs.record(request_.arch, names_.qualified, request_.key, winner,
-                            timings_of(request_.candidates, trials));
+                            std::move(timings));
+    }
   }
 
   const FirstCallPorts& ports_;
@@ -286,6 +369,10 @@ class Story {
 };
 
 }  // namespace
+
+FirstRows CallRunner::run_first_rows(std::size_t, std::int64_t) {
+  throw Error("this call cannot run on fewer rows");
+}
 
 FirstCallOutcome run_first_call(const FirstCallPorts& ports, const FirstCallRequest& request,
                                 CallRunner& runner) {

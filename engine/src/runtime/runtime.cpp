@@ -59,6 +59,7 @@ void Runtime::install(const Policy& policy) {
                          : std::filesystem::path());
   log_.clear();
   records_.clear();
+  records_.set_batch_invariant(policy.batch_invariant);
   consensus_->clear();
   notices_.reset();
   generation_.fetch_add(1, std::memory_order_acq_rel);

@@ -138,6 +138,13 @@ void Table::set_identities(KernelIdentities identities) {
   identities_ = std::move(identities);
 }
 
+const KernelInvariance* Table::invariance(std::string_view kernel) const {
+  const auto found = invariance_.find(kernel);
+  return found == invariance_.end() ? nullptr : &found->second;
+}
+
+void Table::set_invariance(BatchInvariance invariance) { invariance_ = std::move(invariance); }
+
 detail::NameMatch Table::match_in_order(std::string_view kernel,
                                         std::span<const std::string_view> keys,
                                         std::span<const Config> candidates) const {

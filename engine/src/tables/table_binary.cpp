@@ -11,6 +11,7 @@
 #include "tunelock/base/error.hpp"
 #include "tunelock/fb/table_generated.h"
 #include "tunelock/tables/table_format.hpp"
+#include "tunelock/tables/table_invariance.hpp"
 
 namespace tunelock {
 namespace {
@@ -106,6 +107,37 @@ KernelIdentities read_identities(const fb::TunedTable& table, const std::string&
     if (identity.empty())
       throw Error(where + ".identity: empty; expected the kernel's code identity");
     if (!out.emplace(name, identity).second)
+      throw Error(where + ".name: '" + name + "' given twice");
+  }
+  return out;
+}
+
+BatchInvariance read_invariance(const fb::TunedTable& table, const std::string& origin) {
+  BatchInvariance out;
+  if (!table.invariance()) return out;
+  for (flatbuffers::uoffset_t k = 0; k < table.invariance()->size(); ++k) {
+    const fb::InvariantKernel* item = table.invariance()->Get(k);
+    const std::string where = origin + ": invariance[" + std::to_string(k) + "]";
+    const std::string name(text(item->name(), where + ".name"));
+    check_kernel_name(name, where + ".name");
+    KernelInvariance kernel;
+    if (item->dim()) kernel.dim = item->dim()->str();
+    if (item->variant())
+      for (const flatbuffers::String* sig : *item->variant()) kernel.variant.push_back(sig->str());
+    for (flatbuffers::uoffset_t g = 0; item->groups() && g < item->groups()->size(); ++g) {
+      const fb::InvariantGroup* group = item->groups()->Get(g);
+      const std::string at = where + ".groups[" + std::to_string(g) + "]";
+      InvariantGroup out_group;
+      if (group->class_configs())
+        for (const flatbuffers::String* sig : *group->class_configs())
+          out_group.class_configs.push_back(sig->str());
+      if (group->proven()) out_group.proven.assign(group->proven()->begin(), group->proven()->end());
+      if (group->recorded())
+        out_group.recorded.assign(group->recorded()->begin(), group->recorded()->end());
+      if (!kernel.groups.emplace(std::string(text(group->group(), at + ".group")), out_group).second)
+        throw Error(at + ".group: given twice");
+    }
+    if (!out.emplace(name, std::move(kernel)).second)
       throw Error(where + ".name: '" + name + "' given twice");
   }
   return out;
@@ -314,6 +346,7 @@ bool lists_unshared(const std::uint8_t* data, std::size_t size) {
       root_fields->VerifyOffset(verifier, fb::TunedTable::VT_KERNELS) &&
       root_fields->VerifyOffset(verifier, fb::TunedTable::VT_NONDETERMINISTIC) &&
       root_fields->VerifyOffset(verifier, fb::TunedTable::VT_IDENTITIES) &&
+      root_fields->VerifyOffset(verifier, fb::TunedTable::VT_INVARIANCE) &&
       collect(root->kernels(), fb::Kernel::VT_KEYS,
               [](const flatbuffers::Table* t) {
                 return static_cast<const void*>(reinterpret_cast<const fb::Kernel*>(t)->keys());
@@ -323,8 +356,13 @@ bool lists_unshared(const std::uint8_t* data, std::size_t size) {
                 return static_cast<const void*>(
                     reinterpret_cast<const fb::FlaggedKernel*>(t)->signatures());
               }) &&
-      collect(root->identities(), fb::KernelIdentity::VT_IDENTITY, [](const flatbuffers::Table* t) {
-        return static_cast<const void*>(reinterpret_cast<const fb::KernelIdentity*>(t)->identity());
+      collect(root->identities(), fb::KernelIdentity::VT_IDENTITY,
+              [](const flatbuffers::Table* t) {
+                return static_cast<const void*>(
+                    reinterpret_cast<const fb::KernelIdentity*>(t)->identity());
+              }) &&
+      collect(root->invariance(), fb::InvariantKernel::VT_VARIANT, [](const flatbuffers::Table* t) {
+        return static_cast<const void*>(reinterpret_cast<const fb::InvariantKernel*>(t)->variant());
       });
   verifier.EndTable();
   if (!readable) return true;
@@ -348,6 +386,8 @@ class BinaryTable final : public Table {
       kernel_name_lengths_ |= std::uint64_t{1} << (k->name()->size() & 63);
     set_nondeterministic(read_nondeterministic(*root_, origin));
     set_identities(read_identities(*root_, origin));
+    set_invariance(read_invariance(*root_, origin));
+    check_invariance(*this, origin);
   }
 
   std::string_view arch() const override { return arch_; }
@@ -513,8 +553,23 @@ std::string table_to_binary(const Table& table) {
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::KernelIdentity>>>
       identities_offset;
   if (!identities.empty()) identities_offset = b.CreateVector(identities);
-  const auto root = fb::CreateTunedTable(b, kBinaryFormatVersion, arch, provenance, configs_offset,
-                                         kernels_offset, flagged_offset, identities_offset);
+  std::vector<flatbuffers::Offset<fb::InvariantKernel>> invariance;
+  for (const auto& [kernel, item] : table.invariance()) {  // std::map: sorted
+    std::vector<flatbuffers::Offset<fb::InvariantGroup>> groups;
+    for (const auto& [group_key, group] : item.groups)
+      groups.push_back(fb::CreateInvariantGroup(
+          b, b.CreateString(group_key), b.CreateVectorOfStrings(group.class_configs),
+          b.CreateVector(group.proven), b.CreateVector(group.recorded)));
+    invariance.push_back(fb::CreateInvariantKernel(b, b.CreateString(kernel),
+                                                   b.CreateString(item.dim), b.CreateVector(groups),
+                                                   b.CreateVectorOfStrings(item.variant)));
+  }
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::InvariantKernel>>>
+      invariance_offset;
+  if (!invariance.empty()) invariance_offset = b.CreateVector(invariance);
+  const auto root =
+      fb::CreateTunedTable(b, kBinaryFormatVersion, arch, provenance, configs_offset,
+                           kernels_offset, flagged_offset, identities_offset, invariance_offset);
   fb::FinishTunedTableBuffer(b, root);
   return checksum_trailer::seal(
       std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()));

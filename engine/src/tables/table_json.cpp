@@ -7,6 +7,7 @@
 #include "tunelock/io/json_reader.hpp"
 #include "tunelock/tables/provenance_json.hpp"
 #include "tunelock/tables/table_format.hpp"
+#include "tunelock/tables/table_invariance.hpp"
 
 namespace tunelock {
 namespace {
@@ -122,6 +123,10 @@ std::unique_ptr<InMemoryTable> table_from_json_header(const json& root, const st
     table->set_nondeterministic(nondeterministic_from(*flagged, where + "nondeterministic"));
   if (const json* identities = find_member(root, "identities"))
     table->set_identities(identities_from(*identities, where + "identities"));
+  if (const json* invariance = find_member(root, "invariance")) {
+    table->set_invariance(batch_invariance_from_json(*invariance, origin + ": invariance"));
+    check_invariance(*table, origin);
+  }
   return table;
 }
 
@@ -198,6 +203,8 @@ std::string table_to_json(const Table& table) {
     for (const auto& [kernel, identity] : table.identities()) identities[kernel] = identity;
     root["identities"] = std::move(identities);
   }
+  if (!table.invariance().empty())  // absent: recorded without batch invariance
+    root["invariance"] = batch_invariance_to_json(table.invariance());
   return root.dump(1) + "\n";  // nlohmann's object is a std::map: keys come out sorted
 }
 

@@ -103,7 +103,13 @@ int tunelock_call_plan(const char* module, const char* name, int64_t config_coun
  *   choosing among configs that give the same bits (CallRunner::time_briefly).
  * runs_candidates 0: the choice is made while compiling, nothing runs now;
  * time hands back what the caller's own autotuner measured (a record, an
- * audit) and pinned plans only decide and log (CallRunner::runs_candidates). */
+ * audit) and pinned plans only decide and log (CallRunner::runs_candidates).
+ * Batch invariance (may be NULL/0: none): batch_dim the key argument that
+ * counts the call's independent rows ("M"), batch_rows how many it has, and
+ * run_first_rows candidate i on the first `rows` rows alone and inside the
+ * full call, writing a text for each as run_outputs does (texts equal
+ * exactly when the rows' bits are, across candidates of one call;
+ * CallRunner::run_first_rows). */
 typedef struct tunelock_call_runner {
   void* context;
   int has_outputs;     /* the call has outputs a bits check can compare */
@@ -115,6 +121,10 @@ typedef struct tunelock_call_runner {
   int (*use_second_input)(void* context);
   int (*put_back)(void* context);
   int (*time_briefly)(void* context, int64_t i, double* median_ms, char* error, size_t error_size);
+  const char* batch_dim;
+  int64_t batch_rows;
+  int (*run_first_rows)(void* context, int64_t i, int64_t rows, char* alone, size_t alone_size,
+                        char* inside, size_t inside_size, char* error, size_t error_size);
 } tunelock_call_runner;
 
 /* The first call of a kernel for a new key, told by the engine: the plan,
@@ -246,6 +256,12 @@ int tunelock_table_coverage(const char* request_json, char** result_json);
 /* {"audits": [paths], "max_regret": percent} -> the audit report as JSON
  * ({"rows": [...], "total_regret_pct", "exit_code", ...}) plus "text". */
 int tunelock_audit_report(const char* request_json, char** result_json);
+
+/* The batch-invariance gate of a table file (.json or .tlb): out
+ * {"passes", "kernels": [{"kernel", "verdict" ("proven", "no batch dim",
+ * "extrapolated", "unproven"), "dim", "proven" (sizes), "variant"
+ * (batch-variant configs), "unproven" (keys), "groups"}]}. */
+int tunelock_table_invariance(const char* table_path, char** report_json);
 
 /* What the file at `path` is, from its name and bytes as every face tells:
  * {"kind": "table"|"manifest"|"record"|"timings"|"choice_log", "encoding":

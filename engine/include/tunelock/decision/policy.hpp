@@ -129,6 +129,14 @@ struct Policy {
   // once per kernel, at its first pinned call).
   ProvenanceCheck identity = ProvenanceCheck::warn;
 
+  // TUNELOCK_BATCH_INVARIANT: kernels that declare a batch dim (rows that
+  // are independent: M of a GEMM) are tuned so that the same row gives the
+  // same bits at every batch size. Record runs the invariance audit (each
+  // candidate on the first rows, at a ladder of sizes); pinned checks row 0
+  // against a one-row call once per kernel and never leaves a table's
+  // invariance class (model/batch_rows.hpp, docs/batch-invariance.md).
+  bool batch_invariant = false;
+
   // ---- Affect robustness ----
 
   // Longest wait for peers in a verification, in seconds. Long by default so

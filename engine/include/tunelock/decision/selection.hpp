@@ -25,6 +25,9 @@ enum class Reason {
   block_sizes,     // explicit block-size overrides
   min_cost,        // cheapest candidate (on_miss = min_cost)
   chaos,           // chaos positive control
+  // a batch-invariant kernel's size without an entry: the invariance class
+  // config of the nearest recorded size ("table_class")
+  table_class,
 };
 
 std::string_view to_string(Reason reason);

@@ -36,6 +36,22 @@ struct RecordKey {
 // "arch|kernel|key", as reports print a record key.
 std::string to_string(const RecordKey& key);
 
+// The batch-invariance audit of one candidate on one key (record mode under
+// TUNELOCK_BATCH_INVARIANT, for a kernel that declares a batch dim): run on
+// the first rows of the call's inputs at each of `sizes`, those rows were
+// compared with the same rows of the full call. Exactly one of `row_class`
+// (its rows held at every size; candidates with one number gave the same
+// rows at every size) and `variant_at` (the first size whose rows differed:
+// the candidate is batch-variant) is set.
+struct RowAudit {
+  std::string dim;                  // the key argument that counts rows ("M")
+  std::vector<std::int64_t> sizes;  // sorted, unique, positive; the last is the call's own
+  std::optional<int> row_class = std::nullopt;
+  std::optional<std::int64_t> variant_at = std::nullopt;
+
+  friend bool operator==(const RowAudit&, const RowAudit&) = default;
+};
+
 // One candidate's timing on one rank, as a record run captured it.
 struct CandidateTiming {
   std::string signature;            // the candidate's config, signature(config)
@@ -45,6 +61,9 @@ struct CandidateTiming {
   // bit-identical outputs (on the call's inputs and a second input); empty
   // when not compared (failed, flagged, or recorded without the audit).
   std::optional<int> bit_class = std::nullopt;
+  // The invariance audit, when it ran for this key; empty otherwise (and
+  // for a candidate that failed to run).
+  std::optional<RowAudit> rows = std::nullopt;
 };
 
 // One rank's record file, with its timing sidecar when there is one.
@@ -60,6 +79,9 @@ struct RecordFile {
   // from the sidecar; kernels that declare none are absent.
   std::map<std::string, KernelIdentities> identities;
   std::string sidecar;  // the timing sidecar read beside it, when there was one
+  // Recorded under TUNELOCK_BATCH_INVARIANT (the sidecar says so): a kernel
+  // without invariance audits then declared no batch dim.
+  bool batch_invariant = false;
 };
 
 // Throws Error when `output` is one of the records' files or their timing

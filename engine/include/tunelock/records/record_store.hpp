@@ -36,6 +36,8 @@ class RecordStore {
   void count_audited_call(std::size_t id, std::int64_t calls = 1);
 
   void set_device(Provenance device);
+  // Whether the run records under TUNELOCK_BATCH_INVARIANT (the sidecar says so).
+  void set_batch_invariant(bool on);
   // The identity of the code `qualified` runs on `arch` (kept once per
   // kernel; the sidecar lists it for the kernels recorded).
   void add_identity(const std::string& arch, const std::string& qualified, std::string identity);
@@ -61,6 +63,7 @@ class RecordStore {
   std::map<std::string, std::map<std::string, std::map<std::string, Recorded>>> records_;
   std::vector<AuditEntry> audits_;
   Provenance device_;
+  bool batch_invariant_ = false;
   std::map<std::string, KernelIdentities> identities_;  // arch -> qualified -> identity
 };
 

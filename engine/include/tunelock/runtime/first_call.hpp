@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -25,6 +26,15 @@
 namespace tunelock {
 
 class Runtime;
+
+// One candidate's first rows, for batch invariance: run on only those rows
+// of the call's inputs (`alone`), and the same rows of a run on all of them
+// (`inside`). Texts equal exactly when the rows' bits are, comparable
+// across candidates of one call.
+struct FirstRows {
+  std::string alone;
+  std::string inside;
+};
 
 // What the driver asks of a face for one call. Candidates are numbered as
 // in FirstCallRequest::candidates.
@@ -70,6 +80,16 @@ class CallRunner {
   // timed equivalents), and time(i) hands back what the face's own
   // autotuner measured, for a record or an audit.
   virtual bool runs_candidates() const { return true; }
+
+  // Batch invariance (FirstCallRequest::batch_dim): how many rows the call
+  // has along its batch dim, or 0 when it cannot run on fewer of them.
+  virtual std::int64_t batch_rows() const { return 0; }
+
+  // Candidate `i` on the first `rows` rows (1 <= rows <= batch_rows()),
+  // alone and inside the full call; the call's buffers are left for
+  // put_back. Throws when the candidate fails to run; by default, always
+  // (a runner without batch_rows is never asked).
+  virtual FirstRows run_first_rows(std::size_t i, std::int64_t rows);
 };
 
 struct FirstCallRequest {
@@ -90,6 +110,10 @@ struct FirstCallRequest {
   // when the face cannot say: recorded with its timings and compared with
   // the table's (Runtime::note_identity).
   std::string_view identity = {};
+  // The key argument that counts the call's independent rows ("M"), when
+  // the kernel declares one: under TUNELOCK_BATCH_INVARIANT, record runs the
+  // invariance audit over it and pinned checks row 0 against a one-row call.
+  std::string_view batch_dim = {};
 };
 
 struct FirstCallOutcome {

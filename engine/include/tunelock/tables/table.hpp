@@ -76,6 +76,39 @@ using NondeterministicConfigs = std::map<std::string, std::vector<std::string>, 
 // Megatron's tables have none, and a kernel without one is never compared.
 using KernelIdentities = std::map<std::string, std::string, std::less<>>;
 
+// Batch invariance of one kernel's entries, as merge found it from records
+// made under TUNELOCK_BATCH_INVARIANT (records/invariance_merge.hpp). Per
+// group key (the tuning key less its batch dim, model/batch_rows.hpp):
+struct InvariantGroup {
+  // The invariance class every entry of the group pins: configs whose rows
+  // gave the same bits as each other and as themselves at every size
+  // compared. Sorted signatures.
+  std::vector<std::string> class_configs;
+  // Sizes whose first rows were compared (proven), and the sizes with an
+  // entry of their own (recorded): sorted, unique, positive. A size never
+  // recorded takes the class config of the nearest recorded size.
+  std::vector<std::int64_t> proven;
+  std::vector<std::int64_t> recorded;
+
+  friend bool operator==(const InvariantGroup&, const InvariantGroup&) = default;
+};
+
+struct KernelInvariance {
+  // The key argument that counts rows ("M"); empty: the kernel was recorded
+  // under batch invariance and declares no batch dim (its calls have no
+  // independent rows: nothing to prove).
+  std::string dim;
+  std::map<std::string, InvariantGroup, std::less<>> groups;  // group key -> group
+  // Configs whose own rows changed with the batch (split-K picked from M,
+  // atomics, a grid that follows M): sorted signatures, never pinned.
+  std::vector<std::string> variant;
+
+  friend bool operator==(const KernelInvariance&, const KernelInvariance&) = default;
+};
+
+// Per kernel name as filed. Kept beside "kernels", as the lists above.
+using BatchInvariance = std::map<std::string, KernelInvariance, std::less<>>;
+
 // A recorded config. Matching is Megatron's: the reader fills what an entry
 // leaves out (num_ctas 1, maxnreg unset, ir_override null), then every field
 // must equal the candidate's, so an entry without num_ctas never pins a
@@ -167,9 +200,18 @@ class Table {
   // Replaces them; empty identities are dropped.
   void set_identities(KernelIdentities identities);
 
+  // The batch invariance of `kernel` as filed (null when the table says
+  // nothing of it), and every kernel's.
+  const KernelInvariance* invariance(std::string_view kernel) const;
+  const BatchInvariance& invariance() const { return invariance_; }
+  // Replaces it. Readers and merge check it against the entries first
+  // (tables/table_invariance.hpp).
+  void set_invariance(BatchInvariance invariance);
+
  protected:
   NondeterministicConfigs nondeterministic_;
   KernelIdentities identities_;
+  BatchInvariance invariance_;
 
  protected:
   // Selection's hot-path hooks, reached through detail::TableIndexAccess.

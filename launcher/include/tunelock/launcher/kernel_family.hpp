@@ -71,6 +71,17 @@ class KernelFamily {
     // are found on the call's own inputs only.
     std::function<std::vector<NamedBuffer>(Args...)> inputs;
     std::function<void(Args...)> second_input;
+    // Optional, for batch invariance (TUNELOCK_BATCH_INVARIANT): the key
+    // argument that counts the call's independent rows ("M": row i of the
+    // output depends on row i of the inputs only), and three answers about
+    // a call: how many rows it has, its arguments for a call on only the
+    // first `rows` of them (the same buffers, for row-major rows), and the
+    // output bytes of its first `rows` rows. Record then proves, per
+    // config, that those rows keep their bits at every batch size.
+    std::string batch_dim;
+    std::function<std::int64_t(Args...)> batch_rows;
+    std::function<std::tuple<Args...>(std::int64_t rows, Args...)> first_rows;
+    std::function<std::vector<NamedBuffer>(std::int64_t rows, Args...)> row_outputs;
   };
 
   KernelFamily(Launcher& launcher, KernelId id, std::vector<std::string> key_args,
@@ -78,7 +89,14 @@ class KernelFamily {
       : variants_(std::move(variants)),
         hooks_(std::move(hooks)),
         core_(launcher, std::move(id), std::move(key_args), configs_of(variants_),
-              declared_nondeterministic(variants_)) {}
+              declared_nondeterministic(variants_)) {
+    if (!hooks_.batch_dim.empty()) {
+      if (!hooks_.batch_rows || !hooks_.first_rows || !hooks_.row_outputs)
+        throw Error("kernel family '" + core_.id().qualified() + "' declares batch dim '" +
+                    hooks_.batch_dim + "' without batch_rows, first_rows and row_outputs");
+      core_.set_batch_dim(hooks_.batch_dim);
+    }
+  }
 
   void operator()(std::initializer_list<KeyValue> key,
                   std::initializer_list<std::string_view> dtypes, Args... args) {
@@ -153,6 +171,15 @@ class KernelFamily {
     if (hooks_.inputs && hooks_.second_input) {
       site.inputs = hooks_.inputs(args...);
       site.second_input = [this, args...] { hooks_.second_input(args...); };
+    }
+    if (!hooks_.batch_dim.empty()) {
+      site.batch_rows = hooks_.batch_rows(args...);
+      site.run_rows = [this, args...](std::size_t i, std::int64_t rows) {
+        std::apply([&](auto... fewer) { run(i, fewer...); }, hooks_.first_rows(rows, args...));
+      };
+      site.row_outputs = [this, args...](std::int64_t rows) {
+        return hooks_.row_outputs(rows, args...);
+      };
     }
     return site;
   }

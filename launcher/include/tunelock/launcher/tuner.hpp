@@ -5,6 +5,7 @@
 // the launcher's runner (backend_runner.cpp) runs it on a Backend.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct CallSite {
   // overwrites (saved before, put back after), and the fill itself.
   std::vector<NamedBuffer> inputs;
   std::function<void()> second_input;
+  // Batch invariance, optional: the call's rows along its batch dim, a run
+  // of candidate `variant` on only the first `rows` of them, and the output
+  // bytes of the first `rows` rows (what the invariance audit compares).
+  std::int64_t batch_rows = 0;
+  std::function<void(std::size_t variant, std::int64_t rows)> run_rows;
+  std::function<std::vector<NamedBuffer>(std::int64_t rows)> row_outputs;
 };
 
 }  // namespace tunelock::launcher

@@ -66,6 +66,10 @@ class FamilyCore {
   // KernelFamily::set_code_identity).
   void set_code_identity(std::string identity);
 
+  // The key argument that counts the family's independent rows, handed to
+  // every first call (see KernelFamily::Hooks::batch_dim).
+  void set_batch_dim(std::string dim);
+
  private:
   // One new key: the engine's first-call driver, run on the backend.
   std::size_t choose(const std::string& arch, const std::string& key, const CallSite& site);
@@ -85,6 +89,7 @@ class FamilyCore {
   const std::vector<Config> configs_;
   std::vector<std::string> nondeterministic_;  // signatures of variants declared racy
   std::string code_identity_;                  // empty: not declared
+  std::string batch_dim_;                      // empty: not declared
 
   // raw key -> variant, per arch slot of the backend
   std::array<ChoiceCache, Backend::kMaxArchSlots> caches_;
