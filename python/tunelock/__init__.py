@@ -28,7 +28,7 @@ from ._api import (Policy, choice_digest, choice_log, flush, installed_policy, m
 from ._hooks import Choice, Config, autotune_configs, set_device, signature, tuning_key
 from ._native import TunelockError
 from ._offline import (FileKind, audit, choose, convert_table, coverage, export_files, file_kind,
-                       import_files, merge, report, table)
+                       import_files, invariance, merge, report, table)
 from ._driver import FirstCall, NothingToRun, Plan, Runner, call_plan, count_audited_call, first_call
 from . import inductor, triton  # noqa: E402 - every adapter registers as it is imported
 
@@ -50,7 +50,7 @@ __all__ = [
     "Config", "tuning_key", "signature", "set_device", "autotune_configs",
     # the offline tools
     "Choice", "FileKind", "choose", "merge", "report", "audit", "coverage", "file_kind", "table",
-    "convert_table", "import_files", "export_files",
+    "convert_table", "import_files", "export_files", "invariance",
     # the launch watch
     "watch",
 ]

@@ -20,7 +20,7 @@ import functools
 import math
 import sys
 
-from tunelock._introspection import launch_kwargs
+from tunelock._introspection import call_args, launch_kwargs
 
 
 # Milliseconds of warm-up and of repeats of a brief timing; Triton's
@@ -145,6 +145,30 @@ class IdenticalInputs:
         """Every tensor argument after one run of `config`."""
         return self._run(config)
 
+    def run_first_rows(self, config, dim, rows, row_tensors):
+        """Every tensor argument after one run of `config` on only the first
+        `rows` rows: the key argument `dim` set to `rows`, each tensor of
+        `row_tensors` ({name: axis}) narrowed to its first `rows` along
+        `axis` (a view of the same memory, so the rows land in place)."""
+        names = list(self.autotuner.arg_names)
+        args, kwargs = list(self.args), dict(self.kwargs)
+
+        def put(name, value):
+            position = names.index(name) if name in names else len(args)
+            if position < len(args):
+                args[position] = value
+            else:
+                kwargs[name] = value
+        put(dim, rows)
+        for name, axis in row_tensors.items():
+            put(name, self.tensors[name].narrow(axis, 0, rows))
+        saved = self.args, self.kwargs
+        self.args, self.kwargs = tuple(args), kwargs
+        try:
+            return self._run(config)
+        finally:
+            self.args, self.kwargs = saved
+
 
 class DistinctBits:
     """The distinct sets of output bits a call's runs gave, in order: a
@@ -172,13 +196,23 @@ class TritonRunner:
     its bits. The call's tensors are snapshot before its first run, so
     every bits run and `put_back` start from what the call passed."""
 
-    def __init__(self, autotuner, candidates, args, kwargs, filled_in=None):
+    def __init__(self, autotuner, candidates, args, kwargs, filled_in=None, rows=None):
         self.autotuner, self.candidates, self.args, self.kwargs = autotuner, candidates, args, kwargs
         self.filled_in = filled_in
         self.has_outputs = bool(tensor_arguments(autotuner, args, kwargs))
         self.capturing = capturing()
         self._inputs = None
         self._distinct = DistinctBits()
+        # Batch invariance: (dim, {tensor name: axis}) as declared with
+        # tunelock.triton.batch_rows, and the call's rows along `dim`.
+        self.batch_dim, self.batch_rows, self._row_tensors = None, 0, {}
+        if rows is not None:
+            dim, self._row_tensors = rows
+            _, call = call_args(autotuner, args, kwargs)
+            value = call.get(dim)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                self.batch_dim, self.batch_rows = dim, value
+        self._rows_distinct = DistinctBits()
 
     def _identical(self):
         if self._inputs is None:
@@ -226,6 +260,19 @@ class TritonRunner:
         """The number of this run's bits among the distinct bits this call's
         runs gave so far (DistinctBits)."""
         return self._distinct.number(self._identical().run_once(self.candidates[index]))
+
+    def run_first_rows(self, index, rows):
+        """Candidate i on the first `rows` rows alone, and the same rows of
+        a run on all of them: each numbered among the rows this call's runs
+        gave (DistinctBits; rows of other sizes never compare equal)."""
+        inputs = self._identical()
+        config = self.candidates[index]
+        inside = inputs.run_once(config)
+        alone = inputs.run_first_rows(config, self.batch_dim, rows, self._row_tensors)
+
+        def first(run):
+            return {name: run[name].narrow(axis, 0, rows) for name, axis in self._row_tensors.items()}
+        return self._rows_distinct.number(first(alone)), self._rows_distinct.number(first(inside))
 
     def use_second_input(self):
         inputs = self._identical()

@@ -19,8 +19,8 @@ import json
 from collections import namedtuple
 
 from tunelock import _arguments as arguments
-from tunelock._native import (RUNNER_RUN_FN, RUNNER_STEP_FN, RUNNER_TIME_FN, CallRunnerStruct,
-                              call_json, check, encode, lib)
+from tunelock._native import (RUNNER_ROWS_FN, RUNNER_RUN_FN, RUNNER_STEP_FN, RUNNER_TIME_FN,
+                              CallRunnerStruct, call_json, check, encode, lib)
 
 
 class Runner:
@@ -40,7 +40,13 @@ class Runner:
     - `put_back()`: every buffer of the call as it came in;
     - `has_outputs`, `capturing`: what the call offers and where it runs;
     - `runs_candidates` (optional, True): False for a choice made while a
-      program compiles, where `time(i)` hands back the autotuner's own figure.
+      program compiles, where `time(i)` hands back the autotuner's own figure;
+    - batch invariance (optional): `batch_dim` (the key argument that
+      counts the call's independent rows, "M"), `batch_rows` (how many it
+      has) and `run_first_rows(i, rows)`: candidate i on only the first
+      `rows` rows, and the same rows of a run on all of them, as a pair of
+      short ASCII bytes named as `run_outputs` names bits (comparable across
+      candidates of one call).
 
     An exception a runner raises is the candidate failing to run: the engine
     times it as infinite and says so once, as it does for the C++ launcher."""
@@ -48,6 +54,8 @@ class Runner:
     has_outputs = False
     capturing = False
     runs_candidates = True
+    batch_dim = None
+    batch_rows = 0
 
     def time(self, index):
         raise NotImplementedError
@@ -182,11 +190,33 @@ class _Callbacks:
             except BaseException:
                 return 1
 
-        self.functions = (time, run_outputs, use_second_input, put_back, time_briefly)
+        @RUNNER_ROWS_FN
+        def run_first_rows(_context, index, rows, alone, alone_size, inside, inside_size, error,
+                           error_size):
+            try:
+                alone_bits, inside_bits = runner.run_first_rows(index, rows)
+                for bits, size in ((alone_bits, alone_size), (inside_bits, inside_size)):
+                    if len(bits) >= size:
+                        raise ValueError(f"the runner named a run's rows by {len(bits)} bytes; "
+                                         f"at most {size - 1} fit")
+                _write_text(alone, alone_size, alone_bits.decode("ascii"))
+                _write_text(inside, inside_size, inside_bits.decode("ascii"))
+                return 0
+            except BaseException as failure:
+                _write_text(error, error_size, _error_text(failure))
+                return 1
+
+        batch_dim = getattr(runner, "batch_dim", None)
+        rows = int(getattr(runner, "batch_rows", 0) or 0) if batch_dim else 0
+        self.batch_dim = encode(batch_dim) if batch_dim else None
+        self.functions = (time, run_outputs, use_second_input, put_back, time_briefly,
+                          run_first_rows)
         self.struct = CallRunnerStruct(None, int(bool(runner.has_outputs)),
                                        int(bool(runner.capturing)),
                                        int(bool(getattr(runner, "runs_candidates", True))), time,
-                                       run_outputs, use_second_input, put_back, time_briefly)
+                                       run_outputs, use_second_input, put_back, time_briefly,
+                                       self.batch_dim, rows,
+                                       run_first_rows if rows > 0 else RUNNER_ROWS_FN())
 
 
 def first_call(arch, module, name, key, candidates, config_count, runner, own_default=None,

@@ -34,6 +34,9 @@ RUNNER_TIME_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64,
 RUNNER_RUN_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
                                  ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t)
 RUNNER_STEP_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+RUNNER_ROWS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                  ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+                                  ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t)
 
 
 class CallRunnerStruct(ctypes.Structure):
@@ -41,7 +44,8 @@ class CallRunnerStruct(ctypes.Structure):
                 ("capturing", ctypes.c_int), ("runs_candidates", ctypes.c_int),
                 ("time", RUNNER_TIME_FN), ("run_outputs", RUNNER_RUN_FN),
                 ("use_second_input", RUNNER_STEP_FN), ("put_back", RUNNER_STEP_FN),
-                ("time_briefly", RUNNER_TIME_FN)]
+                ("time_briefly", RUNNER_TIME_FN), ("batch_dim", ctypes.c_char_p),
+                ("batch_rows", ctypes.c_int64), ("run_first_rows", RUNNER_ROWS_FN)]
 
 
 _OUT = ctypes.POINTER(ctypes.c_char_p)
@@ -66,6 +70,7 @@ _SIGNATURES = {
     "tunelock_count_audited_call": ([ctypes.c_int64, ctypes.c_int64], ctypes.c_int),
     "tunelock_autotune_configs": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
     "tunelock_audit_report": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
+    "tunelock_table_invariance": ([ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int),
     "tunelock_set_log_sink": ([LOG_FN, ctypes.c_void_p], ctypes.c_int),
     "tunelock_set_device": ([ctypes.c_char_p], ctypes.c_int),
     "tunelock_choice_log": ([ctypes.c_void_p], ctypes.c_int),

@@ -111,6 +111,17 @@ def table(path: PathArgument) -> Dict[str, Any]:
     return json.loads(call_text("tunelock_table_json", encode(arguments.path("table", "path", path))))
 
 
+def invariance(path: PathArgument) -> Dict[str, Any]:
+    """The batch-invariance gate of a table file, as `tunelock table
+    invariance` gives it: {"passes": bool, "kernels": [{"kernel", "verdict"
+    ("proven", "no batch dim", "extrapolated", "unproven"), "dim", "proven"
+    (sizes), "variant" (batch-variant configs, never pinned), "unproven"
+    (keys), "groups"}]}. "passes" is False on anything short of proven."""
+    return call_json("tunelock_table_invariance",
+                     encode(arguments.path("invariance", "path", path)),
+                     where="tunelock.invariance")
+
+
 def convert_table(input_path: PathArgument, output_path: PathArgument) -> None:
     check(lib.tunelock_table_convert(encode(arguments.path("convert_table", "input_path", input_path)),
                                      encode(arguments.path("convert_table", "output_path",

@@ -44,6 +44,8 @@ class _Interception:
         self.generation = 0
         self.policy = None
         self.seen = {}  # qualified name -> the autotuner last seen under it
+        # qualified name -> (dim, {tensor argument: axis}), from batch_rows
+        self.batch_rows = {}
         self.filled_in = None  # the backend's own launch options, read at the first pinned call
         self.said_no_triton = False
         self.engine_generation = None  # the engine's, when this generation began
@@ -212,6 +214,45 @@ def _state(autotuner):
     return state
 
 
+def batch_rows(kernel, dim, tensors):
+    """Declares a kernel's batch dim, for batch invariance
+    (TUNELOCK_BATCH_INVARIANT, `install(batch_invariant=True)`): `dim` is
+    the key argument that counts its independent rows ("M": row i of every
+    output depends on row i of the inputs only), `tensors` maps each tensor
+    argument with rows along `dim` to the axis they lie on
+    ({"a": 0, "c": 0}). A call on the first rows is the same kernel with
+    `dim` set to that count and those tensors narrowed to their first rows.
+    Record then proves each config's rows at a ladder of batch sizes, and
+    merge pins, per shape, one class of configs whose rows keep their bits
+    at every size. `kernel` is the autotuned kernel or its qualified name
+    ("module.name", as tables file it). Declare before its first call."""
+    function = "triton.batch_rows"
+    if isinstance(kernel, str):
+        qualified = arguments.kernel_name(function, "kernel", kernel)
+    elif hasattr(kernel, "arg_names") and hasattr(kernel, "configs"):
+        module, name = kernel_module(kernel), kernel_name(kernel)
+        qualified = f"{module}.{name}" if module else name
+        if dim not in kernel.keys:
+            raise ValueError(f"tunelock.{function}: dim: {dim!r} is not one of the kernel's key "
+                             f"arguments {list(kernel.keys)}")
+        for name in tensors if isinstance(tensors, dict) else ():
+            if name not in kernel.arg_names:
+                raise ValueError(f"tunelock.{function}: tensors: {name!r} is not an argument of "
+                                 f"the kernel {list(kernel.arg_names)}")
+    else:
+        raise TypeError(f"tunelock.{function}: kernel: expected an autotuned kernel or its "
+                        f"qualified name, got {type(kernel).__name__}")
+    dim = arguments.text(function, "dim", dim, empty=False)
+    if not isinstance(tensors, dict) or not tensors:
+        raise TypeError(f"tunelock.{function}: tensors: expected {{tensor argument: axis}} with "
+                        f"at least one entry, got {tensors!r}")
+    axes = {arguments.text(function, "tensors", name, empty=False):
+            arguments.integer(function, f"tensors[{name!r}]", axis, 0, 64)
+            for name, axis in tensors.items()}
+    with _interception.lock:
+        _interception.batch_rows[qualified] = (dim, axes)
+
+
 def write_manifest(path):
     """Writes the candidate manifest of every autotuned kernel this process
     has called since install(): {"kernels": {qualified: {"key": [...],
@@ -340,7 +381,8 @@ def _run_timed(autotuner, state, key, args, kwargs):
 
 
 def _first_call(autotuner, state, candidates, args, kwargs, filled_in=None):
-    runner = TritonRunner(autotuner, candidates, args, kwargs, filled_in)
+    runner = TritonRunner(autotuner, candidates, args, kwargs, filled_in,
+                          rows=_interception.batch_rows.get(state.qualified))
     if state.identity is None:  # once per autotuner and policy: Triton hashes the source
         state.identity = code_identity(autotuner) or ""
     return driver.first_call(arch_tag(), state.module, state.name,

@@ -371,7 +371,8 @@ BOOST_AUTO_TEST_CASE(every_documented_key_is_accepted) {
       {"chaos", "false"},         {"deterministic", "0"},
       {"verify_timeout_s", "30"}, {"nondeterministic", "k@BLOCK=1;warps=4;stages=3"},
       {"check_bits", "off"},      {"equivalent", "timed"},
-      {"provenance", "strict"},   {"identity", "ignore"}};
+      {"provenance", "strict"},   {"identity", "ignore"},
+      {"batch_invariant", "on"}};
   BOOST_TEST(all.size() == policy_keys().size());
   BOOST_CHECK_NO_THROW(policy_from_key_values(all));
 }

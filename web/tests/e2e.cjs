@@ -291,7 +291,9 @@ async function example(page) {
   const errors = [];
   try {
     const size = fs.readdirSync(site).reduce((sum, f) => sum + fs.statSync(path.join(site, f)).size, 0);
-    check(size < 1024 * 1024, `the whole page is under 1 MB (${size} bytes)`);
+    // One file of engine (the wasm, base64) and the page: about 1 MB since
+    // the engine reads batch-invariant tables; the budget keeps growth seen.
+    check(size < 1.1 * 1024 * 1024, `the whole page is under 1.1 MB (${size} bytes)`);
     const start = Date.now();
     const page = await openPage(browser, `http://127.0.0.1:${server.address().port}/index.html`, errors);
     await firstUse(page, start);
