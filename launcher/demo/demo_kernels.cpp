@@ -141,8 +141,7 @@ MatmulFamily::Hooks matmul_hooks() {
     return std::tuple<const float*, const float*, float*, int, int, int>(
         a, b, c, static_cast<int>(rows), n, k);
   };
-  hooks.row_outputs = [](std::int64_t rows, const float*, const float*, float* c, int, int n,
-                         int) {
+  hooks.row_outputs = [](std::int64_t rows, const float*, const float*, float* c, int, int n, int) {
     return std::vector<launcher::NamedBuffer>{
         {"C", {c, static_cast<std::size_t>(rows) * n * sizeof(float)}}};
   };

@@ -5,10 +5,9 @@
 
 #include "c_api_support.hpp"
 #include "tunelock/c_api.h"
-#include "tunelock/runtime/first_call.hpp"
 #include "tunelock/model/batch_rows.hpp"
+#include "tunelock/runtime/first_call.hpp"
 #include "tunelock/runtime/runtime.hpp"
-
 
 using namespace tunelock;
 using namespace tunelock::c_api;

@@ -33,7 +33,8 @@ bool message_has(const Error& e, const std::string& text) {
 }
 
 CandidateTiming timed(const std::string& sig, double ms, std::optional<int> row_class,
-                      std::vector<std::int64_t> sizes, std::optional<std::int64_t> variant_at = {}) {
+                      std::vector<std::int64_t> sizes,
+                      std::optional<std::int64_t> variant_at = {}) {
   CandidateTiming t{sig, ms};
   t.rows = RowAudit{"M", std::move(sizes), row_class, variant_at};
   return t;
@@ -55,8 +56,7 @@ RecordFile record(const std::string& origin,
     const RecordKey k{"host", "t.mm", key(m)};
     r.winners[k] = config_from_signature(kV, "winner");
     r.timings[k] = {timed(kA, ms[0], 0, ladder(m)), timed(kB, ms[1], 0, ladder(m)),
-                    timed(kC, ms[2], 1, ladder(m)),
-                    timed(kV, ms[3], std::nullopt, ladder(m), 1)};
+                    timed(kC, ms[2], 1, ladder(m)), timed(kV, ms[3], std::nullopt, ladder(m), 1)};
   }
   return r;
 }
@@ -103,8 +103,10 @@ BOOST_AUTO_TEST_CASE(merge_picks_the_class_fastest_over_every_size_then_its_fast
   // C is fastest at M = 1, but A/B win over the sizes; V (variant) is the
   // fastest of all and never pinned.
   const std::vector<RecordFile> records{
-      record("r0", {{1, {1.0, 1.2, 0.8, 0.1}}, {8, {2.0, 1.5, 3.0, 0.1}}, {64, {9.0, 5.0, 9.0, 0.1}}}),
-      record("r1", {{1, {1.1, 1.3, 0.9, 0.1}}, {8, {2.1, 1.6, 3.1, 0.1}}, {64, {9.1, 5.1, 9.1, 0.1}}})};
+      record("r0",
+             {{1, {1.0, 1.2, 0.8, 0.1}}, {8, {2.0, 1.5, 3.0, 0.1}}, {64, {9.0, 5.0, 9.0, 0.1}}}),
+      record("r1",
+             {{1, {1.1, 1.3, 0.9, 0.1}}, {8, {2.1, 1.6, 3.1, 0.1}}, {64, {9.1, 5.1, 9.1, 0.1}}})};
   const MergeResult merged = merge_records(records, "", "");
   const KernelInvariance& inv = *merged.table->invariance("t.mm");
   BOOST_TEST(inv.variant == std::vector<std::string>{kV}, boost::test_tools::per_element());
@@ -126,10 +128,9 @@ BOOST_AUTO_TEST_CASE(merge_picks_the_class_fastest_over_every_size_then_its_fast
   BOOST_TEST(invariance_passes(invariance_report(*binary)));
 
   // A size never recorded: the nearest recorded size's class config.
-  const std::vector<Config> candidates{config_from_signature(kV, "v"),
-                                       config_from_signature(kC, "c"),
-                                       config_from_signature(kA, "a"),
-                                       config_from_signature(kB, "b")};
+  const std::vector<Config> candidates{
+      config_from_signature(kV, "v"), config_from_signature(kC, "c"),
+      config_from_signature(kA, "a"), config_from_signature(kB, "b")};
   SelectionRules rules;
   rules.arch = "host";
   rules.table = binary.get();
@@ -137,8 +138,9 @@ BOOST_AUTO_TEST_CASE(merge_picks_the_class_fastest_over_every_size_then_its_fast
   const Choice at_6 = deterministic_choice({"t", "mm"}, key(6), candidates, rules);
   BOOST_TEST(signature(candidates[at_6.index]) == kB);  // 8 is nearer than 1
   BOOST_TEST(to_string(at_6.reason) == "table_class");
-  BOOST_TEST(signature(candidates[deterministic_choice({"t", "mm"}, key(2), candidates, rules)
-                                      .index]) == kA);
+  BOOST_TEST(
+      signature(candidates[deterministic_choice({"t", "mm"}, key(2), candidates, rules).index]) ==
+      kA);
   // Another shape: no group; the fallback never takes the variant config.
   rules.on_miss = OnMiss::min_cost;
   const Choice other = deterministic_choice({"t", "mm"}, "M=2|N=16|f32", candidates, rules);
@@ -161,8 +163,8 @@ BOOST_AUTO_TEST_CASE(contradictory_class_data_is_refused_by_name) {
 }
 
 BOOST_AUTO_TEST_CASE(a_table_whose_invariance_contradicts_itself_is_refused_by_name) {
-  const MergeResult merged = merge_records(
-      {record("r0", {{1, {1.0, 1.2, 0.8, 0.1}}, {8, {2.0, 1.5, 3.0, 0.1}}})}, "", "");
+  const MergeResult merged =
+      merge_records({record("r0", {{1, {1.0, 1.2, 0.8, 0.1}}, {8, {2.0, 1.5, 3.0, 0.1}}})}, "", "");
   const json good = json::parse(table_to_json(*merged.table));
   auto refused = [&](auto edit, const std::string& expected) {
     json bad = good;
@@ -171,15 +173,25 @@ BOOST_AUTO_TEST_CASE(a_table_whose_invariance_contradicts_itself_is_refused_by_n
                           [&](const Error& e) { return message_has(e, expected); });
   };
   refused([](json& t) { t["kernels"]["t.mm"][key(1)]["kwargs"]["SPLIT_K"] = 2; },
-          "invariance of t.mm [" + key(1) + "]: the entry pins " + kC + ", outside its invariance class");
-  refused([](json& t) { t["invariance"]["t.mm"]["groups"]["N=8|f32"]["class"] = {kV, kA, kB}; },
-          "is both in the class and batch-variant");
-  refused([](json& t) { t["invariance"]["t.mm"]["groups"]["N=8|f32"]["proven"] = {4, 2}; },
-          "proven: not sorted and unique");
+          "invariance of t.mm [" + key(1) + "]: the entry pins " + kC +
+              ", outside its invariance class");
+  refused(
+      [](json& t) {
+        t["invariance"]["t.mm"]["groups"]["N=8|f32"]["class"] = {kV, kA, kB};
+      },
+      "is both in the class and batch-variant");
+  refused(
+      [](json& t) {
+        t["invariance"]["t.mm"]["groups"]["N=8|f32"]["proven"] = {4, 2};
+      },
+      "proven: not sorted and unique");
   refused([](json& t) { t["invariance"]["t.mm"]["groups"]["N=8|f32"]["recorded"] = {1}; },
           "a size its group does not list as recorded");
-  refused([](json& t) { t["invariance"]["t.mm"]["groups"]["N=8|f32"]["recorded"] = {1, 8, 64}; },
-          "recorded size 64 has no entry");
+  refused(
+      [](json& t) {
+        t["invariance"]["t.mm"]["groups"]["N=8|f32"]["recorded"] = {1, 8, 64};
+      },
+      "recorded size 64 has no entry");
   refused([](json& t) { t["invariance"]["t.mm"]["dim"] = 5; },
           "t.json: invariance.t.mm.dim: expected a key argument's name or null");
   refused([](json& t) { t["invariance"]["t.mm"]["groups"]["N=8|f32"]["class"] = {"not a sig"}; },

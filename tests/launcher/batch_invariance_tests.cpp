@@ -103,8 +103,7 @@ RowsFamily::Hooks hooks() {
         a, b, c, static_cast<int>(rows), n, k);
   };
   h.row_outputs = [](std::int64_t rows, const float*, const float*, float* c, int, int n, int) {
-    return std::vector<NamedBuffer>{
-        {"C", {c, static_cast<std::size_t>(rows) * n * sizeof(float)}}};
+    return std::vector<NamedBuffer>{{"C", {c, static_cast<std::size_t>(rows) * n * sizeof(float)}}};
   };
   return h;
 }
@@ -133,8 +132,8 @@ struct Run {
   const std::vector<float> b = values(static_cast<std::size_t>(kK) * kN, 2);
 
   explicit Run(const Policy& policy)
-      : rows((runtime.install(policy), launcher), {"t.ops", "rows_mm"}, {"M", "N", "K"},
-             variants(), hooks()) {}
+      : rows((runtime.install(policy), launcher), {"t.ops", "rows_mm"}, {"M", "N", "K"}, variants(),
+             hooks()) {}
 
   // C of the first m rows of A.
   std::vector<float> call(std::int64_t m) {
@@ -204,10 +203,10 @@ BOOST_AUTO_TEST_CASE(record_merge_pinned_gives_every_row_the_same_bits_at_every_
               variant.end()));
   BOOST_TEST(table->nondeterministic("t.ops.rows_mm").size() == 1u);
   const InvariantGroup& group = invariance.groups.at("N=4|K=64|f32|f32");
-  BOOST_TEST(group.class_configs == (std::vector<std::string>{
-                                        "BLOCK_M=16,SPLIT_K=1;warps=4;stages=2",
-                                        "BLOCK_M=64,SPLIT_K=1;warps=4;stages=2"}),
-             boost::test_tools::per_element());
+  BOOST_TEST(
+      group.class_configs == (std::vector<std::string>{"BLOCK_M=16,SPLIT_K=1;warps=4;stages=2",
+                                                       "BLOCK_M=64,SPLIT_K=1;warps=4;stages=2"}),
+      boost::test_tools::per_element());
   BOOST_TEST(group.recorded == kSizes, boost::test_tools::per_element());
   BOOST_TEST(group.proven == kSizes, boost::test_tools::per_element());
   // Tuned inside the class: the fast member at each size.
@@ -251,9 +250,9 @@ BOOST_AUTO_TEST_CASE(pinned_checks_row_zero_once_and_strict_refuses_a_variant_en
   Run run(strict);
   // At M = 32 the split-by-M config adds in order, and alone (M = 1) in 4.
   BOOST_CHECK_EXCEPTION(run.call(32), Error, [](const Error& e) {
-    return std::string(e.what()).find("row 0 alone gave other bits than row 0 inside this call's "
-                                      "32 rows (M) under BLOCK_M=16,SPLIT_K=0") !=
-           std::string::npos;
+    return std::string(e.what()).find(
+               "row 0 alone gave other bits than row 0 inside this call's "
+               "32 rows (M) under BLOCK_M=16,SPLIT_K=0") != std::string::npos;
   });
 }
 
@@ -269,12 +268,12 @@ BOOST_AUTO_TEST_CASE(an_invariant_kernel_never_falls_back_outside_its_class) {
   others.erase(others.begin(), others.begin() + 2);  // the class's configs gone
   RowsFamily rows(launcher, {"t.ops", "rows_mm"}, {"M", "N", "K"}, std::move(others), hooks());
   std::vector<float> a(static_cast<std::size_t>(3) * kK, 1.0f), b(kK * kN, 1.0f), c(3 * kN);
-  BOOST_CHECK_EXCEPTION(
-      rows({3, kN, kK}, {"f32", "f32"}, a.data(), b.data(), c.data(), 3, kN, kK), Error,
-      [](const Error& e) {
-        return std::string(e.what()).find("none of the 3 live candidates is in its invariance "
-                                          "class") != std::string::npos;
-      });
+  BOOST_CHECK_EXCEPTION(rows({3, kN, kK}, {"f32", "f32"}, a.data(), b.data(), c.data(), 3, kN, kK),
+                        Error, [](const Error& e) {
+                          return std::string(e.what()).find(
+                                     "none of the 3 live candidates is in its invariance "
+                                     "class") != std::string::npos;
+                        });
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -210,7 +210,8 @@ class KernelMerge {
       bool everywhere = true;
       for (std::int64_t size : recorded) {
         double fastest = kUntimed;
-        for (const std::string& sig : members) fastest = std::min(fastest, time_at(timings[size], sig));
+        for (const std::string& sig : members)
+          fastest = std::min(fastest, time_at(timings[size], sig));
         if (fastest == kUntimed) {
           everywhere = false;
           break;
@@ -227,12 +228,12 @@ class KernelMerge {
     }
     if (!chosen) {
       std::string sizes;
-      for (std::int64_t size : recorded) sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+      for (std::int64_t size : recorded)
+        sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
       throw Error("no invariance class of " + kernel_ + " [" +
                   (group.key_at.empty() ? std::string() : group.key_at.begin()->second) +
                   " ...] was timed at every recorded size (" + sizes +
-                  "); batch-variant or flagged: " +
-                  joined({variant_.begin(), variant_.end()}) +
+                  "); batch-variant or flagged: " + joined({variant_.begin(), variant_.end()}) +
                   ". Record every size under TUNELOCK_BATCH_INVARIANT=1 with the same configs");
     }
     return *chosen;

@@ -49,12 +49,13 @@ void check_row_audit(const RowAudit& audit, const std::string& where) {
       throw Error(where + ".sizes: not sorted and unique at [" + std::to_string(i) + "]");
   }
   if (audit.row_class.has_value() == audit.variant_at.has_value())
-    throw Error(where + ": expected exactly one of \"class\" (its rows held at every size) and "
-                        "\"variant_at\" (the first size whose rows differed)");
+    throw Error(where +
+                ": expected exactly one of \"class\" (its rows held at every size) and "
+                "\"variant_at\" (the first size whose rows differed)");
   if (audit.row_class && (*audit.row_class < 0 || *audit.row_class > kMaxBitClass))
     throw Error(where + ".class: " + std::to_string(*audit.row_class) + " is out of range");
-  if (audit.variant_at && std::find(audit.sizes.begin(), audit.sizes.end(), *audit.variant_at) ==
-                              audit.sizes.end())
+  if (audit.variant_at &&
+      std::find(audit.sizes.begin(), audit.sizes.end(), *audit.variant_at) == audit.sizes.end())
     throw Error(where + ".variant_at: " + std::to_string(*audit.variant_at) +
                 " is not one of the sizes compared");
 }
@@ -69,7 +70,8 @@ RowAudit row_audit_from_json(const json& value, const std::string& where) {
     if (name == "dim") {
       audit.dim = require_string(member, at);
     } else if (name == "sizes") {
-      if (!member.is_array()) throw Error(at + ": expected a list of sizes, got " + describe(member));
+      if (!member.is_array())
+        throw Error(at + ": expected a list of sizes, got " + describe(member));
       for (std::size_t i = 0; i < member.size(); ++i)
         audit.sizes.push_back(
             require_int(member[i], at + "[" + std::to_string(i) + "]", 1, kMaxRows));
@@ -81,7 +83,8 @@ RowAudit row_audit_from_json(const json& value, const std::string& where) {
       throw Error(at + ": unknown field; known: dim, sizes, class, variant_at");
     }
   }
-  if (audit.dim.empty() && !value.contains("dim")) throw Error(member_path(where, "dim") + ": missing");
+  if (audit.dim.empty() && !value.contains("dim"))
+    throw Error(member_path(where, "dim") + ": missing");
   check_row_audit(audit, where);
   return audit;
 }

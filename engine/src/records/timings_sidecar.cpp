@@ -216,9 +216,9 @@ std::string timings_to_binary(const RecordFile& record) {
       const auto signature_offset = b.CreateString(c.signature);
       flatbuffers::Offset<fb::RowAudit> rows_offset;
       if (c.rows)
-        rows_offset = fb::CreateRowAudit(b, b.CreateString(c.rows->dim),
-                                         b.CreateVector(c.rows->sizes), c.rows->row_class.value_or(-1),
-                                         c.rows->variant_at.value_or(0));
+        rows_offset =
+            fb::CreateRowAudit(b, b.CreateString(c.rows->dim), b.CreateVector(c.rows->sizes),
+                               c.rows->row_class.value_or(-1), c.rows->variant_at.value_or(0));
       fb::CandidateTimingBuilder timing(b);
       timing.add_signature(signature_offset);
       if (c.rows) timing.add_rows(rows_offset);

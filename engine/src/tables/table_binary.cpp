@@ -131,10 +131,12 @@ BatchInvariance read_invariance(const fb::TunedTable& table, const std::string& 
       if (group->class_configs())
         for (const flatbuffers::String* sig : *group->class_configs())
           out_group.class_configs.push_back(sig->str());
-      if (group->proven()) out_group.proven.assign(group->proven()->begin(), group->proven()->end());
+      if (group->proven())
+        out_group.proven.assign(group->proven()->begin(), group->proven()->end());
       if (group->recorded())
         out_group.recorded.assign(group->recorded()->begin(), group->recorded()->end());
-      if (!kernel.groups.emplace(std::string(text(group->group(), at + ".group")), out_group).second)
+      if (!kernel.groups.emplace(std::string(text(group->group(), at + ".group")), out_group)
+               .second)
         throw Error(at + ".group: given twice");
     }
     if (!out.emplace(name, std::move(kernel)).second)

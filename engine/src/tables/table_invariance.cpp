@@ -46,7 +46,8 @@ std::vector<std::int64_t> sizes_from(const nlohmann::json& value, const std::str
 }
 
 std::vector<std::string> signatures_from(const nlohmann::json& value, const std::string& where) {
-  if (!value.is_array()) throw Error(where + ": expected a list of signatures, got " + value.dump());
+  if (!value.is_array())
+    throw Error(where + ": expected a list of signatures, got " + value.dump());
   std::vector<std::string> out;
   for (std::size_t i = 0; i < value.size(); ++i) {
     if (!value[i].is_string())
@@ -72,7 +73,8 @@ nlohmann::json batch_invariance_to_json(const BatchInvariance& invariance) {
     }
     nlohmann::json groups = nlohmann::json::object();
     for (const auto& [group_key, g] : k.groups)
-      groups[group_key] = {{"class", g.class_configs}, {"proven", g.proven}, {"recorded", g.recorded}};
+      groups[group_key] = {
+          {"class", g.class_configs}, {"proven", g.proven}, {"recorded", g.recorded}};
     out[kernel] = {{"dim", k.dim}, {"groups", std::move(groups)}, {"variant", k.variant}};
   }
   return out;
@@ -89,7 +91,8 @@ BatchInvariance batch_invariance_from_json(const nlohmann::json& value, const st
       const std::string member_at = at + "." + name;
       if (name == "dim") {
         if (member.is_null()) continue;
-        if (!member.is_string()) throw Error(member_at + ": expected a key argument's name or null");
+        if (!member.is_string())
+          throw Error(member_at + ": expected a key argument's name or null");
         k.dim = member.get<std::string>();
         check_batch_dim_name(k.dim, member_at);
       } else if (name == "variant") {
@@ -108,7 +111,8 @@ BatchInvariance batch_invariance_from_json(const nlohmann::json& value, const st
             } else if (field == "recorded") {
               g.recorded = sizes_from(data, group_at + ".recorded");
             } else {
-              throw Error(group_at + "." + field + ": unknown field; known: class, proven, recorded");
+              throw Error(group_at + "." + field +
+                          ": unknown field; known: class, proven, recorded");
             }
           }
           k.groups[group_key] = std::move(g);
@@ -209,8 +213,8 @@ std::vector<KernelInvarianceReport> invariance_report(const Table& table) {
     report.proven.assign(proven.begin(), proven.end());
     for (const std::string& key : table.keys(kernel)) {
       const std::optional<std::int64_t> size = batch_size_of(key, invariance->dim);
-      const auto group =
-          size ? invariance->groups.find(group_key_of(key, invariance->dim)) : invariance->groups.end();
+      const auto group = size ? invariance->groups.find(group_key_of(key, invariance->dim))
+                              : invariance->groups.end();
       const bool proven_here =
           group != invariance->groups.end() &&
           std::binary_search(group->second.proven.begin(), group->second.proven.end(), *size);
@@ -253,8 +257,9 @@ std::string invariance_report_text(const std::vector<KernelInvarianceReport>& re
         if (!r.proven.empty()) out += "; proven over " + r.dim + " in " + sizes_text(r.proven);
         break;
       case InvarianceVerdict::unproven:
-        out += "unproven: no invariance audit (record it under TUNELOCK_BATCH_INVARIANT=1 with a "
-               "declared batch dim)";
+        out +=
+            "unproven: no invariance audit (record it under TUNELOCK_BATCH_INVARIANT=1 with a "
+            "declared batch dim)";
         break;
     }
     if (!r.variant.empty()) {

@@ -225,8 +225,7 @@ int tunelock_verify_group(int64_t iteration, int rank, int size, const char* gro
  * E=<experts>,N=<n>,device_name=<device>...json), arch the table's
  * architecture, output the table to write (.tlb binary, else JSON).
  * *entries: the entries imported. */
-int tunelock_import(const char* paths_json, const char* arch, const char* output,
-                    int64_t* entries);
+int tunelock_import(const char* paths_json, const char* arch, const char* output, int64_t* entries);
 
 /* A table's entries back into those tools' files in `folder` (created); a
  * file there that differs is refused, nothing written. *files: how many. */

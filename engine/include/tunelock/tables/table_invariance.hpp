@@ -45,9 +45,9 @@ struct KernelInvarianceReport {
   std::string kernel;
   InvarianceVerdict verdict = InvarianceVerdict::unproven;
   std::string dim = {};
-  std::vector<std::int64_t> proven = {};    // every group's proven sizes, sorted, unique
-  std::vector<std::string> variant = {};    // batch-variant configs, never pinned
-  std::vector<std::string> unproven = {};   // keys whose entries were not proven at their size
+  std::vector<std::int64_t> proven = {};   // every group's proven sizes, sorted, unique
+  std::vector<std::string> variant = {};   // batch-variant configs, never pinned
+  std::vector<std::string> unproven = {};  // keys whose entries were not proven at their size
   std::size_t groups = 0;
 };
 
