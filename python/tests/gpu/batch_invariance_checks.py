@@ -222,8 +222,8 @@ def bench(invariant_dir, plain_dir):
 
     def config_for(table, m):
         name = next(k for k in table["kernels"] if k.endswith("bi_mm"))
-        key = f"M={m}|N={N}|K={K}|torch.bfloat16|torch.bfloat16|torch.float32"
-        entry = table["kernels"][name][key]
+        entries = table["kernels"][name]
+        entry = entries[next(k for k in entries if k.split("|")[0] == f"M={m}")]
         return {k: entry["kwargs"][k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K")}, \
             entry.get("num_warps", 4), entry.get("num_stages", 3)
 
