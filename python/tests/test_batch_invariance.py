@@ -4,6 +4,11 @@ batch_invariant audits each config's rows at a ladder of sizes through the
 C ABI's run_first_rows, merge pins one class per shape, tunelock.invariance
 is the gate, and pinned gives every row the same bits at every size. The
 GPU twin with real Triton is tests/gpu/batch_invariance_checks.py."""
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 import triton
 
@@ -142,6 +147,54 @@ def test_a_plain_record_pins_the_variant_config_fails_the_gate_and_rows_differ(t
     gate = tunelock.invariance(table)
     assert not gate["passes"] and gate["kernels"][0]["verdict"] == "unproven"
     assert differing_rows(table, False) > 0  # the rows of M = 1 and 2 add in blocks of 2
+
+
+def test_ranks_at_other_sizes_agree_by_class_and_a_table_of_another_class_is_named(tmp_path):
+    """Rank 0 at M = 1 and rank 1 at M = 8 share no key; the class entry
+    each logs is what `tunelock verify` compares."""
+    table = record_and_merge(tmp_path, True, "rec")
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batch_rows_worker.py")
+
+    def rank(number, rows, tables, prefix):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "RANK": str(number),
+               "WORLD_SIZE": "2"}
+        done = subprocess.run([sys.executable, worker, str(tables), str(rows), str(prefix)],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stdout
+        return json.loads((tmp_path / f"{prefix.name}.rank{number}.json").read_text())["entries"]
+
+    def verify(prefix):
+        return subprocess.run([sys.executable, "-m", "tunelock", "verify",
+                               str(tmp_path / f"{prefix}.rank0.json"),
+                               str(tmp_path / f"{prefix}.rank1.json")],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=120)
+
+    class_key = "class|demo.kernels.row_sums|sm90|M=*|NCOLS=16|torch.float32|torch.float32"
+    first = rank(0, 1, table.parent, tmp_path / "run")
+    second = rank(1, 8, table.parent, tmp_path / "run")
+    assert first[class_key] == second[class_key] == (
+        "class{BLOCK=4,FOLLOW_M=0;warps=1;stages=1 | BLOCK=4,FOLLOW_M=0;warps=2;stages=1};pinned")
+    agreed = verify("run")
+    assert agreed.returncode == 0, agreed.stdout
+
+    # Rank 1 on a table whose class is BLOCK=8's: named, exit 1.
+    other = json.loads(table.read_text())
+    for entry in other["kernels"]["demo.kernels.row_sums"].values():
+        entry.update(kwargs={"BLOCK": 8, "FOLLOW_M": 0}, num_warps=1, num_stages=1)
+        for field in [f for f in entry if f not in ("kwargs", "num_warps", "num_stages")]:
+            del entry[field]
+    group = other["invariance"]["demo.kernels.row_sums"]["groups"]
+    group[next(iter(group))]["class"] = ["BLOCK=8,FOLLOW_M=0;warps=1;stages=1"]
+    (tmp_path / "other" / "sm90.json").parent.mkdir()
+    (tmp_path / "other" / "sm90.json").write_text(json.dumps(other))
+    rank(0, 1, table.parent, tmp_path / "mixed")
+    rank(1, 8, tmp_path / "other", tmp_path / "mixed")
+    differ = verify("mixed")
+    assert differ.returncode == 1, differ.stdout
+    assert f"{class_key}: 'class{{BLOCK=4" in differ.stdout, differ.stdout
+    assert "'class{BLOCK=8,FOLLOW_M=0;warps=1;stages=1};pinned' on rank 1" in differ.stdout
 
 
 def test_batch_rows_refuses_what_it_cannot_carry_out():

@@ -9,12 +9,15 @@
 
 #include "tunelock/base/error.hpp"
 #include "tunelock/decision/selection.hpp"
+#include "tunelock/logs/choice_log_file.hpp"
+#include "tunelock/logs/class_entry.hpp"
 #include "tunelock/model/batch_rows.hpp"
 #include "tunelock/records/merge.hpp"
 #include "tunelock/records/timing_json.hpp"
 #include "tunelock/tables/table_binary.hpp"
 #include "tunelock/tables/table_invariance.hpp"
 #include "tunelock/tables/table_json.hpp"
+#include "tunelock/verify/verify.hpp"
 
 using namespace tunelock;
 using nlohmann::json;
@@ -211,6 +214,52 @@ BOOST_AUTO_TEST_CASE(the_gate_fails_a_table_without_audits_and_one_that_proves_n
   only_reductions.set_invariance({{"t.sum", KernelInvariance{}}});
   BOOST_TEST(!invariance_passes(invariance_report(only_reductions)));  // nothing proven
   BOOST_TEST(!invariance_passes(invariance_report(InMemoryTable("host"))));
+}
+
+BOOST_AUTO_TEST_CASE(ranks_at_other_sizes_agree_by_class_and_another_class_is_named) {
+  const MergeResult merged =
+      merge_records({record("r0", {{1, {1.0, 1.2, 0.8, 0.1}}, {8, {2.0, 1.5, 3.0, 0.1}}})}, "", "");
+  const Table& table = *merged.table;
+  const KernelId kernel = KernelId::parse("t.mm");
+  BOOST_TEST(key_at_every_size(key(8), "M") == "M=*|N=8|f32");
+  // M = 1 pins A, M = 8 pins B: one class, one class entry.
+  const auto at_one = class_choice_entry(table, "host", kernel, key(1), kA);
+  const auto at_eight = class_choice_entry(table, "host", kernel, key(8), kB);
+  BOOST_REQUIRE(at_one && at_eight);
+  BOOST_TEST(at_one->key == "class|t.mm|host|M=*|N=8|f32");
+  BOOST_TEST(at_one->value == "class{" + kA + " | " + kB + "};pinned");
+  BOOST_TEST((*at_one == *at_eight));
+  // Nothing to add: a config outside the class, a kernel or group the
+  // table does not hold invariant.
+  BOOST_TEST(!class_choice_entry(table, "host", kernel, key(8), kC));
+  BOOST_TEST(!class_choice_entry(table, "host", KernelId::parse("t.other"), key(8), kA));
+  BOOST_TEST(!class_choice_entry(table, "host", kernel, "M=8|N=9|f32", kA));
+
+  // Two ranks at M = 1 and M = 8 share no key but the class entry: agreed.
+  using Entries = std::map<std::string, std::string>;
+  const ChoiceLogFile rank0{0,
+                            Entries{{choice_log_key("host", "t.mm", key(1)), kA + ";pinned"},
+                                    {at_one->key, at_one->value}},
+                            {}};
+  const ChoiceLogFile rank1{1,
+                            Entries{{choice_log_key("host", "t.mm", key(8)), kB + ";pinned"},
+                                    {at_eight->key, at_eight->value}},
+                            {}};
+  const std::vector<NamedLog> agreeing{{"r0", &rank0}, {"r1", &rank1}};
+  const ChoiceLogCheck agreed = check_choice_logs(agreeing);
+  BOOST_TEST(agreed.result.agreed);
+  BOOST_TEST(agreed.result.compared == 4u);
+  // A rank pinned on a table whose class is another: the class entry names it.
+  const ChoiceLogFile other{1,
+                            Entries{{choice_log_key("host", "t.mm", key(8)), kC + ";pinned"},
+                                    {at_one->key, "class{" + kC + "};pinned"}},
+                            {}};
+  const std::vector<NamedLog> differing{{"r0", &rank0}, {"r1", &other}};
+  const ChoiceLogCheck conflict = check_choice_logs(differing);
+  BOOST_TEST(!conflict.result.agreed);
+  BOOST_REQUIRE(conflict.result.conflicts.size() == 1u);
+  BOOST_TEST(conflict_report(conflict.result.conflicts)
+                 .find("class|t.mm|host|M=*|N=8|f32: 'class{" + kA) != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

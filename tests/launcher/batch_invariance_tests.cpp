@@ -20,9 +20,13 @@
 #include "tunelock/io/files.hpp"
 #include "tunelock/launcher/host_backend.hpp"
 #include "tunelock/launcher/kernel_family.hpp"
+#include "tunelock/logs/choice_log_file.hpp"
 #include "tunelock/records/merge.hpp"
 #include "tunelock/tables/table_invariance.hpp"
 #include "tunelock/tables/table_json.hpp"
+#include "tunelock/verify/verify.hpp"
+
+#include <nlohmann/json.hpp>
 
 using namespace tunelock;
 using namespace tunelock::launcher;
@@ -124,15 +128,16 @@ const std::vector<std::int64_t> kSizes{1, 2, 4, 8, 16, 32};
 
 struct Run {
   Notices notices;
-  Runtime runtime{0, notices};
+  Runtime runtime;
   HostBackend backend;
   Launcher launcher{backend, runtime, TuningOptions{1, 3}};
   RowsFamily rows;
   const std::vector<float> a = values(static_cast<std::size_t>(kRows) * kK, 1);
   const std::vector<float> b = values(static_cast<std::size_t>(kK) * kN, 2);
 
-  explicit Run(const Policy& policy)
-      : rows((runtime.install(policy), launcher), {"t.ops", "rows_mm"}, {"M", "N", "K"}, variants(),
+  explicit Run(const Policy& policy, int rank = 0)
+      : runtime(rank, notices),
+        rows((runtime.install(policy), launcher), {"t.ops", "rows_mm"}, {"M", "N", "K"}, variants(),
              hooks()) {}
 
   // C of the first m rows of A.
@@ -274,6 +279,48 @@ BOOST_AUTO_TEST_CASE(an_invariant_kernel_never_falls_back_outside_its_class) {
                                      "none of the 3 live candidates is in its invariance "
                                      "class") != std::string::npos;
                         });
+}
+
+BOOST_AUTO_TEST_CASE(ranks_at_other_sizes_agree_by_class_and_a_table_of_another_class_is_named) {
+  TempDir dir;
+  const auto tables = record_every_size(dir, true, "rec");
+  // Rank 0 at M = 2 and rank 1 at M = 16 pin different members of one
+  // class and share no key: the class entry is what they agree on.
+  Run rank0(pinned(tables), 0), rank1(pinned(tables), 1);
+  rank0.call(2);
+  rank1.call(16);
+  const std::string class_key = "class|t.ops.rows_mm|host|M=*|N=4|K=64|f32|f32";
+  const ChoiceLogFile log0{0, rank0.runtime.choice_log().snapshot(), {}};
+  const ChoiceLogFile log1{1, rank1.runtime.choice_log().snapshot(), {}};
+  BOOST_TEST(log0.entries.size() == 2u);
+  BOOST_TEST(log0.entries.count(class_key) == 1u);
+  BOOST_TEST(log0.entries.at(class_key) == log1.entries.at(class_key));
+  const std::vector<NamedLog> same_class{{"rank0", &log0}, {"rank1", &log1}};
+  const ChoiceLogCheck agreed = check_choice_logs(same_class);
+  BOOST_TEST(agreed.result.agreed);
+  BOOST_TEST(agreed.result.compared == 4u);
+
+  // Rank 1 on a table whose class is the split-K one (its rows agree too,
+  // in other bits): at another size, still named.
+  nlohmann::json table = nlohmann::json::parse(read_file(tables / "host.json"));
+  const std::string split = "BLOCK_M=16,SPLIT_K=2;warps=4;stages=2";
+  for (auto& [key, entry] : table["kernels"]["t.ops.rows_mm"].items())
+    entry = {{"kwargs", {{"BLOCK_M", 16}, {"SPLIT_K", 2}}}, {"num_warps", 4}, {"num_stages", 2}};
+  table["invariance"]["t.ops.rows_mm"]["groups"]["N=4|K=64|f32|f32"]["class"] = {split};
+  const auto other_tables = dir.path() / "other-tables";
+  std::filesystem::create_directories(other_tables);
+  write_file_atomically(other_tables / "host.json", table.dump());
+  Run other(pinned(other_tables), 1);
+  other.call(16);
+  const ChoiceLogFile other_log{1, other.runtime.choice_log().snapshot(), {}};
+  const std::vector<NamedLog> other_class{{"rank0", &log0}, {"rank1", &other_log}};
+  const ChoiceLogCheck conflict = check_choice_logs(other_class);
+  BOOST_TEST(!conflict.result.agreed);
+  BOOST_REQUIRE(conflict.result.conflicts.size() == 1u);
+  const std::string report = conflict_report(conflict.result.conflicts);
+  BOOST_TEST_MESSAGE(report);
+  BOOST_TEST(report.find(class_key + ": 'class{BLOCK_M=16,SPLIT_K=1") != std::string::npos);
+  BOOST_TEST(report.find("'class{" + split + "};pinned' on rank 1") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

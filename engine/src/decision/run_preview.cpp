@@ -8,6 +8,7 @@
 #include "tunelock/decision/decision.hpp"
 #include "tunelock/decision/selection.hpp"
 #include "tunelock/logs/choice_log.hpp"
+#include "tunelock/logs/class_entry.hpp"
 #include "tunelock/model/kernel_id.hpp"
 
 namespace tunelock {
@@ -71,6 +72,8 @@ RunPreview preview_run(std::span<const ChoiceLogFile> logs, const RunPreviewRule
       throw Error(origin + ": rank " + std::to_string(logs[i].rank) +
                   " appears in two logs of one run");
     for (const auto& [entry, value] : logs[i].entries) {
+      // A class entry stands for every size of a group: no key to decide.
+      if (entry.starts_with(std::string(kClassEntryArch) + "|")) continue;
       auto [it, added] = rows.try_emplace(entry);
       if (added) {
         const ChoiceLogKey parts = parse_choice_log_key(entry, origin);

@@ -7,6 +7,7 @@
 
 #include "tunelock/base/error.hpp"
 #include "tunelock/logs/choice_log.hpp"
+#include "tunelock/logs/class_entry.hpp"
 #include "tunelock/model/config.hpp"
 #include "tunelock/model/kernel_id.hpp"
 
@@ -72,7 +73,8 @@ CoverageReport table_coverage(const Table& table, const std::vector<ChoiceLogFil
     for (const auto& [entry_key, value] : log.entries) {
       const ChoiceLogKey parsed = parse_choice_log_key(entry_key, origin);
       if (parsed.arch != report.arch) {
-        if (parsed.arch != "consensus" && parsed.arch != "watch") other_archs.insert(parsed.arch);
+        if (parsed.arch != "consensus" && parsed.arch != "watch" && parsed.arch != kClassEntryArch)
+          other_archs.insert(parsed.arch);
         continue;
       }
       if (parsed.key == kWildcardKey) continue;  // one candidate: nothing to choose

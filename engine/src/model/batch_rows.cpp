@@ -52,20 +52,32 @@ std::string group_key_of(std::string_view key, std::string_view dim) {
   return out;
 }
 
-std::string key_at_size(std::string_view key, std::string_view dim, std::int64_t size) {
+namespace {
+
+std::string key_with_dim(std::string_view key, std::string_view dim, std::string_view value) {
   std::string out;
   bool first = true;
   for_each_part(key, [&](std::string_view part, std::size_t) {
     if (!first) out += '|';
     first = false;
     if (names_dim(part, dim)) {
-      out += std::string(dim) + "=" + std::to_string(size);
+      out += std::string(dim) + "=" + std::string(value);
     } else {
       out += part;
     }
     return false;
   });
   return out;
+}
+
+}  // namespace
+
+std::string key_at_size(std::string_view key, std::string_view dim, std::int64_t size) {
+  return key_with_dim(key, dim, std::to_string(size));
+}
+
+std::string key_at_every_size(std::string_view key, std::string_view dim) {
+  return key_with_dim(key, dim, "*");
 }
 
 std::vector<std::int64_t> row_ladder(std::int64_t rows, const std::vector<std::int64_t>& also) {

@@ -9,6 +9,7 @@
 #include "tunelock/base/log.hpp"
 #include "tunelock/io/files.hpp"
 #include "tunelock/logs/choice_log_file.hpp"
+#include "tunelock/logs/class_entry.hpp"
 
 namespace tunelock {
 
@@ -77,8 +78,17 @@ void Runtime::note_bits_check(const KernelId& kernel, std::string_view key, cons
 bool Runtime::log_choice(std::string_view arch, const KernelId& kernel, std::string_view key,
                          const Config& chosen, ChoiceOrigin origin) {
   if (!policy()->observes(kernel)) return false;  // out of scope or config-invariant
-  return log_.add(choice_log_key(arch, kernel.qualified(), key),
-                  choice_log_value(signature(chosen), origin));
+  const std::string launched = signature(chosen);
+  const bool added =
+      log_.add(choice_log_key(arch, kernel.qualified(), key), choice_log_value(launched, origin));
+  // A batch-invariant kernel's class, under the key of every size: what
+  // ranks and runs at other sizes are compared by (logs/class_entry.hpp).
+  if (added && origin == ChoiceOrigin::pinned)
+    if (const std::shared_ptr<const Table> table = table_for(arch))
+      if (std::optional<ChoiceEntry> entry =
+              class_choice_entry(*table, arch, kernel, key, launched))
+        log_.add(std::move(entry->key), std::move(entry->value));
+  return added;
 }
 
 std::string Runtime::choice_digest() const { return tunelock::choice_digest(log_.snapshot()); }

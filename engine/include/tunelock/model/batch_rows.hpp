@@ -26,6 +26,11 @@ std::string group_key_of(std::string_view key, std::string_view dim);
 // key's own. REQUIRES: batch_size_of(key, dim).
 std::string key_at_size(std::string_view key, std::string_view dim, std::int64_t size);
 
+// The key that stands for every size of the group: `dim=*` in place of the
+// key's own ("M=128|N=64" -> "M=*|N=64"), as class entries of a choice log
+// name it. REQUIRES: batch_size_of(key, dim).
+std::string key_at_every_size(std::string_view key, std::string_view dim);
+
 // The sizes the invariance audit compares for a call of `rows` rows: 1, 2,
 // 4, ... below `rows`, every `also` below `rows` (recorded sizes seen
 // earlier), and `rows` itself; sorted and unique. Empty for rows < 1.
