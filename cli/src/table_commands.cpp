@@ -55,21 +55,8 @@ int show(const Paths& paths, Streams& streams) {
   for (const auto& [kernel, identity] : table->identities())
     streams.out << "identity: " << kernel << " " << identity
                 << " (the code its entries were timed on)\n";
-  for (const auto& [kernel, item] : table->invariance()) {
-    if (item.dim.empty()) {
-      streams.out << "invariance: " << kernel << " declares no batch dim\n";
-      continue;
-    }
-    for (const auto& [group_key, group] : item.groups) {
-      streams.out << "invariance: " << kernel << " [" << group_key << "] over " << item.dim
-                  << ": class";
-      for (const std::string& sig : group.class_configs) streams.out << " " << sig;
-      streams.out << "; proven at " << group.proven.size() << " size(s), up to "
-                  << (group.proven.empty() ? 0 : group.proven.back()) << "\n";
-    }
-    for (const std::string& sig : item.variant)
-      streams.out << "invariance: " << kernel << " " << sig << " is batch-variant, never pinned\n";
-  }
+  for (const std::string& held : invariance_lines(*table))
+    streams.out << "invariance: " << held << "\n";
   return kExitOk;
 }
 

@@ -16,6 +16,7 @@
 #include "tunelock/records/merge_report.hpp"
 #include "tunelock/tables/table_contradictions.hpp"
 #include "tunelock/tables/table_diff.hpp"
+#include "tunelock/tables/table_invariance.hpp"
 #include "tunelock/tables/table_json.hpp"
 #include "tunelock/verify/verify.hpp"
 
@@ -36,13 +37,23 @@ json table_summary(const Table& table) {
   // pinned run, as `tunelock table validate` names them.
   for (const Contradiction& c : table_contradictions(table))
     provenance.push_back({"contradiction", c.text()});
+  // Batch invariance: each group's class and the gate's verdict per kernel,
+  // as `tunelock table show` and `tunelock table invariance` give them.
+  for (const std::string& line : invariance_lines(table))
+    provenance.push_back({"invariance", line});
+  const std::vector<KernelInvarianceReport> gate = invariance_report(table);
+  if (!table.invariance().empty())
+    for (const KernelInvarianceReport& kernel : gate)
+      provenance.push_back(
+          {"invariance gate", kernel.kernel + ": " + std::string(to_string(kernel.verdict))});
   return {{"arch", std::string(table.arch())},
           {"entries", table.entry_count()},
           {"source", p.source},
           {"device", p.device_name},
           {"recorded_at", p.recorded_at},
           {"provenance", provenance},
-          {"kernels", kernels}};
+          {"kernels", kernels},
+          {"invariance", invariance_report_to_json(gate)}};
 }
 
 json manifest_summary(const CandidateManifest& manifest) {

@@ -82,6 +82,20 @@ createTunelock({ printErr: () => {} }).then((engine) => {
     kernels: { 'pkg.mm': { 'M=2': cfg } }, identities: { 'pkg.mm': 'triton:abc' } })));
   check(JSON.stringify(known.provenance).includes('["identity","pkg.mm triton:abc"]'),
         `the summary lists the identity: ${JSON.stringify(known.provenance)}`);
+  // A batch-invariant table shows each group's class and the gate's verdict.
+  const invariant = call('loadTable', 'sm90.json', bytes(JSON.stringify({ arch: 'sm90',
+    kernels: { 'pkg.mm': { 'M=1|N=8': cfg, 'M=4|N=8': cfg } },
+    invariance: { 'pkg.mm': { dim: 'M', variant: ['BLOCK_M=16;warps=4;stages=3'],
+      groups: { 'N=8': { class: ['BLOCK_M=64;warps=4;stages=3'], proven: [1, 2, 4], recorded: [1, 4] } } } } })));
+  const shownInvariance = JSON.stringify(invariant.provenance);
+  check(shownInvariance.includes('["invariance","pkg.mm [N=8] over M: class BLOCK_M=64;warps=4;stages=3; proven at 3 size(s), up to 4"]') &&
+        shownInvariance.includes('["invariance","pkg.mm BLOCK_M=16;warps=4;stages=3 is batch-variant, never pinned"]') &&
+        shownInvariance.includes('["invariance gate","pkg.mm: proven"]'),
+        `the summary lists the classes and the verdict: ${shownInvariance}`);
+  check(invariant.invariance.passes === true && invariant.invariance.kernels[0].verdict === 'proven',
+        `the gate as tunelock table invariance --json gives it: ${JSON.stringify(invariant.invariance)}`);
+  check(t.invariance.passes === false && !JSON.stringify(t.provenance).includes('invariance'),
+        'a plain table: no invariance lines, and the gate does not pass');
   check(keys('pkg.mm') === '["M=2","M=1"]', `qualified keys first, then the bare name's: ${keys('pkg.mm')}`);
   check(keys('mm') === '["M=1","M=2"]', 'a bare name: its own keys');
   check(keys('other.mm') === '["M=1","M=2"]', 'another module\'s kernel: the bare entries');

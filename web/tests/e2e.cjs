@@ -190,6 +190,14 @@ async function provenanceAndAudit(page) {
   const shown = await text(page, '#provenance');
   check(shown.includes('NVIDIA H200 (132 SMs)') && shown.includes('8 rank(s) of 2 run(s)') && shown.includes('the records differed in driver_version'),
         `the selected table's provenance is shown: ${shown}`);
+  // A batch-invariant table: its classes and the gate's verdict on show.
+  const cfg = { kwargs: { BLOCK_M: 64 }, num_warps: 4, num_stages: 3 };
+  await load(page, [write('invariant.json', JSON.stringify({ arch: 'sm90', kernels: { 'pkg.mm': { 'M=1|N=8': cfg, 'M=4|N=8': cfg } },
+    invariance: { 'pkg.mm': { dim: 'M', variant: [], groups: { 'N=8': { class: ['BLOCK_M=64;warps=4;stages=3'], proven: [1, 2, 4], recorded: [1, 4] } } } } }))]);
+  await page.selectOption('#table-select', { label: await page.$eval('#table-select', (s) => [...s.options].find((o) => o.textContent.startsWith('invariant.json')).textContent) });
+  const classes = await text(page, '#provenance');
+  check(classes.includes('pkg.mm [N=8] over M: class BLOCK_M=64;warps=4;stages=3; proven at 3 size(s), up to 4') && classes.includes('pkg.mm: proven'),
+        `a batch-invariant table's classes and verdict are shown: ${classes}`);
   const audit = (rank, pinnedMs) => write(`run.rank${rank}.audit.json`, JSON.stringify({
     format_version: 1, rank, device: {}, entries: [{ arch: 'sm90', kernel: 'pkg.mm', key: 'M=1', pinned: 'P', reason: 'table',
       stale: false, repeats: true, equivalent_differs: [], calls: 5,

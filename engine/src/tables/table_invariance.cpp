@@ -285,4 +285,24 @@ nlohmann::json invariance_report_to_json(const std::vector<KernelInvarianceRepor
   return {{"passes", invariance_passes(reports)}, {"kernels", kernels}};
 }
 
+std::vector<std::string> invariance_lines(const Table& table) {
+  std::vector<std::string> lines;
+  for (const auto& [kernel, item] : table.invariance()) {
+    if (item.dim.empty()) {
+      lines.push_back(kernel + " declares no batch dim");
+      continue;
+    }
+    for (const auto& [group_key, group] : item.groups) {
+      std::string line = kernel + " [" + group_key + "] over " + item.dim + ": class";
+      for (const std::string& sig : group.class_configs) line += " " + sig;
+      line += "; proven at " + std::to_string(group.proven.size()) + " size(s), up to " +
+              std::to_string(group.proven.empty() ? 0 : group.proven.back());
+      lines.push_back(std::move(line));
+    }
+    for (const std::string& sig : item.variant)
+      lines.push_back(kernel + " " + sig + " is batch-variant, never pinned");
+  }
+  return lines;
+}
+
 }  // namespace tunelock

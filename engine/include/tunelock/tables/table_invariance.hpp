@@ -63,4 +63,11 @@ bool invariance_passes(const std::vector<KernelInvarianceReport>& reports);
 std::string invariance_report_text(const std::vector<KernelInvarianceReport>& reports);
 nlohmann::json invariance_report_to_json(const std::vector<KernelInvarianceReport>& reports);
 
+// What a table holds about batch invariance, one line per group and per
+// batch-variant config, as `tunelock table show` and the page list them:
+// "demo.ops.mm [N=64|f32] over M: class <sig> <sig>; proven at 6 size(s),
+// up to 32", "demo.ops.mm <sig> is batch-variant, never pinned",
+// "demo.ops.sum declares no batch dim".
+std::vector<std::string> invariance_lines(const Table& table);
+
 }  // namespace tunelock
