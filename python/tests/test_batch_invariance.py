@@ -197,6 +197,27 @@ def test_ranks_at_other_sizes_agree_by_class_and_a_table_of_another_class_is_nam
     assert "'class{BLOCK=8,FOLLOW_M=0;warps=1;stages=1};pinned' on rank 1" in differ.stdout
 
 
+def test_runs_after_put_back_start_from_the_calls_own_inputs():
+    """The rows audit runs after the bits check's second input: put_back
+    must return later runs to the call's own inputs, which a pinned run
+    sees (on the second input's wide exponents a real log-softmax's configs
+    round alike where their rows differ on its own logits)."""
+    from kernels import Tensor, row_sum
+    from tunelock._bits import IdenticalInputs
+    kernel = JITKernel(row_sum)
+    config = triton.Config({"BLOCK": 2}, num_warps=1, num_stages=1)
+    tuner = triton.Autotuner(kernel, ["x", "out", "n"], [config], ["n"], [], None)
+    x, out = Tensor([1.0, 2.0, 3.0, 4.0]), Tensor([0.0])
+    inputs = IdenticalInputs(tuner, (x, out, 4), {})
+    inputs.use_second_input()
+    second = inputs.run_once(config)
+    assert second["x"].tolist() != [1.0, 2.0, 3.0, 4.0]
+    inputs.put_back()
+    assert (x.tolist(), out.tolist()) == ([1.0, 2.0, 3.0, 4.0], [0.0])
+    own = inputs.run_once(config)
+    assert (own["x"].tolist(), own["out"].tolist()) == ([1.0, 2.0, 3.0, 4.0], [10.0])
+
+
 def test_batch_rows_refuses_what_it_cannot_carry_out():
     tuner, _ = make_kernel()
     with pytest.raises(ValueError, match=r"tunelock\.triton\.batch_rows: dim: 'N' is not one of "

@@ -112,8 +112,11 @@ class IdenticalInputs:
         self.base = self.saved
 
     def put_back(self):
+        """The arguments as the call passed them, and later runs start from
+        them again (not from a second input)."""
         for name, tensor in self.tensors.items():
             tensor.copy_(self.saved[name])
+        self.base = self.saved
 
     def use_second_input(self, seed=20261201):
         """Floating-point tensors get seeded values over a wide exponent

@@ -131,8 +131,22 @@ struct FakeRunner final : CallRunner {
     if (failing[i]) throw std::runtime_error("out of registers");
     return racy[i] ? std::to_string(bit_runs) : "same";
   }
-  bool use_second_input() override { return false; }
-  void put_back() override {}
+  // A second input for the bits check, on until put_back; batch rows when
+  // `rows` > 0, each first-rows run noting which input it saw.
+  bool has_second_input = false, on_second_input = false;
+  std::int64_t rows = 0;
+  int row_runs = 0, row_runs_on_second_input = 0;
+  bool use_second_input() override {
+    on_second_input = has_second_input;
+    return has_second_input;
+  }
+  void put_back() override { on_second_input = false; }
+  std::int64_t batch_rows() const override { return rows; }
+  FirstRows run_first_rows(std::size_t, std::int64_t) override {
+    ++row_runs;
+    if (on_second_input) ++row_runs_on_second_input;
+    return {"rows", "rows"};
+  }
   bool capturing() const override { return false; }
   bool runs_candidates() const override { return runs; }
 };
@@ -147,6 +161,7 @@ struct Fixture {
   FakeRunner runner;
   std::vector<Config> candidates{config_of(16), config_of(32), config_of(64)};
   std::vector<Config> one{config_of(16)};
+  std::string batch_dim;
 
   Fixture() {
     runner.ms = {3.0, 1.0, 2.0};
@@ -163,6 +178,7 @@ struct Fixture {
     request.key = "M=8";
     request.candidates = configs.empty() ? std::span<const Config>(candidates) : configs;
     request.identity = "version:1";
+    request.batch_dim = batch_dim;
     const FirstCallPorts ports{policy, notices, tables, outputs, consensus, equivalents};
     return run_first_call(ports, request, runner);
   }
@@ -282,4 +298,18 @@ BOOST_FIXTURE_TEST_CASE(no_candidates_is_refused_by_name, Fixture) {
   BOOST_CHECK_EXCEPTION(run_first_call(ports, request, runner), Error, [](const Error& e) {
     return std::string(e.what()).find("'fake.mm' [M=8] has no candidates") != std::string::npos;
   });
+}
+
+// The invariance audit compares the rows the call's own inputs give, as a
+// pinned run will see them: the trials put the bits check's second input
+// back before it runs (its wide exponents make a log-softmax's configs
+// round alike).
+BOOST_FIXTURE_TEST_CASE(the_rows_audit_runs_on_the_calls_own_inputs, Fixture) {
+  policy.batch_invariant = true;
+  batch_dim = "M";
+  runner.rows = 8;
+  runner.has_second_input = true;
+  call(Mode::record);
+  BOOST_TEST(runner.row_runs == 3 * 4);  // 3 candidates at M = 1, 2, 4, 8
+  BOOST_TEST(runner.row_runs_on_second_input == 0);
 }

@@ -150,13 +150,25 @@ BOOST_AUTO_TEST_CASE(merge_picks_the_class_fastest_over_every_size_then_its_fast
   BOOST_TEST(signature(candidates[other.index]) != kV);
 }
 
-BOOST_AUTO_TEST_CASE(contradictory_class_data_is_refused_by_name) {
+BOOST_AUTO_TEST_CASE(configs_one_audit_sees_apart_stay_apart_and_contradictory_dims_are_refused) {
+  // r0 classes A with B; r1 at the same key sees B apart from A (with C).
+  // B is fastest at M = 8, but it is not A's class any more: A, B and C
+  // are three classes, and the fastest of them pins alone.
   RecordFile apart = record("r1", {{8, {2.0, 1.5, 3.0, 0.1}}});
-  apart.timings.begin()->second[1].rows->row_class = 1;  // B with C, apart from A, on r1
+  apart.timings.begin()->second[1].rows->row_class = 1;
   std::vector<RecordFile> records{record("r0", {{8, {2.0, 1.5, 3.0, 0.1}}}), apart};
-  BOOST_CHECK_EXCEPTION(merge_records(records, "", ""), Error, [](const Error& e) {
-    return message_has(e, "contradictory class data for t.mm");
-  });
+  const MergeResult merged = merge_records(records, "", "");
+  const InvariantGroup& group = merged.table->invariance("t.mm")->groups.at("N=8|f32");
+  BOOST_TEST(group.class_configs == std::vector<std::string>{kB}, boost::test_tools::per_element());
+  BOOST_TEST(signature(merged.table->entry("t.mm", key(8))->config) == kB);
+  // The same split seen at one size of two: apart at every size.
+  RecordFile at_eight = record("r0", {{1, {1.0, 1.2, 0.8, 0.1}}, {8, {2.0, 1.5, 3.0, 0.1}}});
+  for (auto& [k, candidates] : at_eight.timings)
+    if (k.key == key(8)) candidates[1].rows->row_class = 1;
+  const MergeResult split = merge_records({at_eight}, "", "");
+  for (const auto& [group_key, g] : split.table->invariance("t.mm")->groups)
+    BOOST_TEST(g.class_configs.size() == 1u,
+               group_key << ": one member, not " << g.class_configs.size());
   RecordFile other_dim = record("r1", {{8, {2.0, 1.5, 3.0, 0.1}}});
   for (auto& t : other_dim.timings.begin()->second) t.rows->dim = "N";
   records = {record("r0", {{8, {2.0, 1.5, 3.0, 0.1}}}), other_dim};

@@ -23,31 +23,6 @@ struct KeyAudit {
   std::vector<std::int64_t> sizes;
 };
 
-// Signatures joined into classes across every record and size: configs one
-// audit classed together are one class everywhere.
-class ClassSets {
- public:
-  void add(const std::string& signature) { parent_.try_emplace(signature, signature); }
-  const std::string& root(const std::string& signature) {
-    std::string& parent = parent_.at(signature);
-    if (parent == signature) return parent;
-    parent = root(parent);
-    return parent;
-  }
-  void join(const std::string& a, const std::string& b) {
-    const std::string ra = root(a), rb = root(b);
-    if (ra != rb) parent_[std::max(ra, rb)] = std::min(ra, rb);
-  }
-  std::map<std::string, std::vector<std::string>> classes() {
-    std::map<std::string, std::vector<std::string>> out;
-    for (auto& [signature, parent] : parent_) out[root(signature)].push_back(signature);
-    return out;
-  }
-
- private:
-  std::map<std::string, std::string> parent_;
-};
-
 std::string joined(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
@@ -142,37 +117,37 @@ class KernelMerge {
     return variant_.count(signature) || flagged_.count(signature);
   }
 
+  // Configs are one class when every audit of the group that classed any
+  // of them classed them all, and together. One audit that sees two
+  // configs' rows apart keeps them apart everywhere: a difference was seen,
+  // while the same bits at a few rows may be chance (a one-row RMSNorm
+  // often rounds two reduction orders to the same bits, where a thousand
+  // rows do not). Each class is filed under its smallest signature.
+  std::map<std::string, std::vector<std::string>> classes_of(const Group& group) const {
+    std::map<std::string, std::vector<int>> seen_as;  // signature -> class per audit, -1 absent
+    for (std::size_t i = 0; i < group.audits.size(); ++i)
+      for (const auto& [signature, number] : group.audits[i].class_of) {
+        if (excluded(signature)) continue;
+        std::vector<int>& pattern = seen_as[signature];
+        pattern.resize(group.audits.size(), -1);
+        pattern[i] = number;
+      }
+    std::map<std::vector<int>, std::vector<std::string>> by_pattern;
+    for (const auto& [signature, pattern] : seen_as) by_pattern[pattern].push_back(signature);
+    std::map<std::string, std::vector<std::string>> out;
+    for (auto& [pattern, members] : by_pattern) out[members.front()] = std::move(members);
+    return out;
+  }
+
   InvariantGroup merge_group(Group& group, InMemoryTable& table) {
-    ClassSets sets;
-    for (const KeyAudit& audit : group.audits) {
-      std::map<int, std::string> first_of_class;
-      for (const auto& [signature, number] : audit.class_of) {
-        if (excluded(signature)) continue;
-        sets.add(signature);
-        auto [it, fresh] = first_of_class.try_emplace(number, signature);
-        if (!fresh) sets.join(it->second, signature);
-      }
-    }
-    // One class everywhere means together everywhere: configs an audit
-    // kept apart must not have been joined by another.
-    for (const KeyAudit& audit : group.audits) {
-      std::map<std::string, std::pair<int, std::string>> seen;  // root -> (class, signature)
-      for (const auto& [signature, number] : audit.class_of) {
-        if (excluded(signature)) continue;
-        auto [it, fresh] = seen.try_emplace(sets.root(signature), number, signature);
-        if (!fresh && it->second.first != number)
-          throw Error("contradictory class data for " + kernel_ + ": " + it->second.second +
-                      " and " + signature + " give different rows at [" + audit.key + "] in " +
-                      audit.record->origin + ", but the same rows in another audit");
-      }
-    }
     std::vector<std::int64_t> recorded;
     std::map<std::int64_t, std::map<std::string, double>> timings;  // size -> signature -> ms
     for (const auto& [size, key] : group.key_at) {
       recorded.push_back(size);
       timings[size] = aggregated_timings(records_, {arch_, kernel_, key});
     }
-    const std::vector<std::string> chosen = choose_class(sets.classes(), recorded, timings, group);
+    const std::vector<std::string> chosen =
+        choose_class(classes_of(group), recorded, timings, group);
     std::vector<std::int64_t> proven;
     for (const KeyAudit& audit : group.audits) {
       // Proven where the chosen class's rows were compared: the audit

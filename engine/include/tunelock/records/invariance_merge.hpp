@@ -21,10 +21,11 @@ namespace tunelock {
 // and recorded per group, the batch-variant configs. Kernels of records
 // made under TUNELOCK_BATCH_INVARIANT without audits are filed as declaring
 // no batch dim. `flagged`: per kernel, the configs some audit saw change
-// their own bits (never in a class). Throws Error naming the kernel, the
-// configs and the record for contradictory class data: two configs one
-// record classes together and another apart, two batch dims for one
-// kernel, a key without its batch dim, or no class timed at every
+// their own bits (never in a class). Two configs are one class only when
+// every audit that classed either classed both together: one audit that
+// saw their rows apart keeps them apart (the same bits at a few rows may be
+// chance). Throws Error naming the kernel and the record for two batch dims
+// for one kernel, a key without its batch dim, or no class timed at every
 // recorded size of a group.
 void apply_batch_invariance(const std::vector<RecordFile>& records, const std::string& arch,
                             const std::map<std::string, std::set<std::string>>& flagged,
